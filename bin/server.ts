@@ -1,0 +1,25 @@
+import { loadConfig } from '../ledger/config.ts';
+import { createLogger } from '../ledger/logger.ts';
+import { buildApp } from '../http/app.ts';
+
+/** Serves the API with the command processors and projections in this one process. */
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadConfig(env);
+  const logger = createLogger(config.LOG_LEVEL);
+  const app = await buildApp(config, logger);
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  await app.listen({ port: config.PORT, host: config.HOST });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  serve().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,139 @@
+import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
+import type { Command, Decider, Event } from '../../ledger/message.ts';
+
+// ── Events ──────────────────────────────────────────────────────────────────
+export type ProductStatus = 'ACTIVE' | 'DRAFT';
+export type ProductField = 'title' | 'description' | 'category';
+export type FieldChange = { field: ProductField; previous: string | null; current: string | null };
+
+export type ProductCreated = Event<
+  'ProductCreated',
+  { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus }
+>;
+export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[] }>;
+export type ProductDeleted = Event<'ProductDeleted', { productId: string; variantIds: string[] }>;
+export type VariantAdded = Event<
+  'VariantAdded',
+  {
+    productId: string;
+    variantId: string;
+    sku: string | null;
+    barcode: string | null;
+    /** Exact decimal string, e.g. "19.99"; never a binary float. */
+    price: string | null;
+    currency: string | null;
+  }
+>;
+
+export type ProductEvent = ProductCreated | ProductUpdated | ProductDeleted | VariantAdded;
+
+// ── State ───────────────────────────────────────────────────────────────────
+export type Product =
+  | { status: 'Empty' }
+  | {
+      status: 'Existing';
+      title: string;
+      description: string | null;
+      category: string | null;
+      variantIds: string[];
+    }
+  | { status: 'Deleted' };
+
+export const initialState = (): Product => ({ status: 'Empty' });
+
+export const evolve = (state: Product, event: ProductEvent): Product => {
+  switch (event.type) {
+    case 'ProductCreated': {
+      const { title, description, category } = event.data;
+      return { status: 'Existing', title, description, category, variantIds: [] };
+    }
+    case 'ProductUpdated': {
+      if (state.status !== 'Existing') return state;
+      const next = { ...state };
+      for (const change of event.data.changes) {
+        if (change.field === 'title') next.title = change.current ?? next.title;
+        else next[change.field] = change.current;
+      }
+      return next;
+    }
+    case 'ProductDeleted':
+      return { status: 'Deleted' };
+    case 'VariantAdded':
+      if (state.status !== 'Existing') return state;
+      return { ...state, variantIds: [...state.variantIds, event.data.variantId] };
+    default: {
+      const exhaustive: never = event;
+      return exhaustive;
+    }
+  }
+};
+
+// ── Commands ────────────────────────────────────────────────────────────────
+export type CreateProduct = Command<
+  'CreateProduct',
+  { productId: string; title: string; description: string | null; category: string | null }
+>;
+/** Absent fields stay as they are; `null` clears an optional field. */
+export type UpdateProduct = Command<
+  'UpdateProduct',
+  { productId: string; title?: string; description?: string | null; category?: string | null }
+>;
+export type DeleteProduct = Command<'DeleteProduct', { productId: string }>;
+export type AddVariant = Command<'AddVariant', VariantAdded['data']>;
+
+export type ProductCommand = CreateProduct | UpdateProduct | DeleteProduct | AddVariant;
+
+// ── Decide ──────────────────────────────────────────────────────────────────
+const notFound = (productId: string) => new NotFoundError(`product ${productId} not found`);
+
+const existing = (state: Product, productId: string) => {
+  if (state.status !== 'Existing') throw notFound(productId);
+  return state;
+};
+
+const create = ({ data }: CreateProduct, state: Product): ProductEvent[] => {
+  if (state.status !== 'Empty') throw new ConflictError(`product ${data.productId} already exists`);
+  return [{ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } }];
+};
+
+const update = ({ data }: UpdateProduct, state: Product): ProductEvent[] => {
+  const product = existing(state, data.productId);
+  const fields: ProductField[] = ['title', 'description', 'category'];
+  const changes = fields.flatMap((field): FieldChange[] => {
+    const requested = data[field];
+    if (requested === undefined || requested === product[field]) return [];
+    return [{ field, previous: product[field], current: requested }];
+  });
+  // An update that changes nothing records nothing, so updated_at only moves on a real change.
+  return changes.length === 0 ? [] : [{ type: 'ProductUpdated', data: { productId: data.productId, changes } }];
+};
+
+const remove = ({ data }: DeleteProduct, state: Product): ProductEvent[] => {
+  const product = existing(state, data.productId);
+  return [{ type: 'ProductDeleted', data: { productId: data.productId, variantIds: product.variantIds } }];
+};
+
+const addVariant = ({ data }: AddVariant, state: Product): ProductEvent[] => {
+  const product = existing(state, data.productId);
+  if (product.variantIds.includes(data.variantId)) throw new ConflictError(`variant ${data.variantId} already exists`);
+  return [{ type: 'VariantAdded', data }];
+};
+
+export const decide = (command: ProductCommand, state: Product): ProductEvent[] => {
+  switch (command.type) {
+    case 'CreateProduct':
+      return create(command, state);
+    case 'UpdateProduct':
+      return update(command, state);
+    case 'DeleteProduct':
+      return remove(command, state);
+    case 'AddVariant':
+      return addVariant(command, state);
+    default: {
+      const exhaustive: never = command;
+      throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
+    }
+  }
+};
+
+export const productDecider: Decider<ProductCommand, ProductEvent, Product> = { initialState, evolve, decide };

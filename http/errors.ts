@@ -1,0 +1,56 @@
+import type { FastifyError } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { CommandTimeoutError } from '../ledger/command-bus.ts';
+import { ConflictError, DomainError, IllegalStateError, NotFoundError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
+import { ProjectionLagError } from '../ledger/projection-waiter.ts';
+
+export class UnauthorizedError extends Error {}
+export class ForbiddenError extends Error {}
+
+/** The one error body of the API: `{ "error": { "code", "message", "details" } }`. */
+export type ErrorBody = { error: { code: string; message: string; details: ErrorDetail[] } };
+export type HttpErrorResponse = { statusCode: number; body: ErrorBody };
+
+const respond = (statusCode: number, code: string, message: string, details: ErrorDetail[] = []): HttpErrorResponse => ({
+  statusCode,
+  body: { error: { code, message, details } },
+});
+
+const statusOf = (error: DomainError): number => {
+  if (error instanceof ValidationError) return 400;
+  if (error instanceof NotFoundError) return 404;
+  if (error instanceof ConflictError || error instanceof IllegalStateError) return 409;
+  return 400;
+};
+
+const fastifyCodes: Record<number, string> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** Maps every error the service can raise to a status and body, in exactly one place. */
+export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const where = error.validationContext ?? 'request';
+    const details = error.validation.map((issue) => ({
+      path: [where, ...issue.instancePath.split('/').filter(Boolean)].join('.'),
+      message: issue.message ?? 'is invalid',
+    }));
+    return respond(400, 'validation_failed', `the ${where} is invalid`, details);
+  }
+  if (error instanceof DomainError) return respond(statusOf(error), error.code, error.message, error.details);
+  if (error instanceof UnauthorizedError) return respond(401, 'unauthorized', error.message);
+  if (error instanceof ForbiddenError) return respond(403, 'forbidden', error.message);
+  if (error instanceof CommandTimeoutError || error instanceof ProjectionLagError) {
+    return respond(503, 'unavailable', 'the ledger did not answer in time; the request may still take effect, retry the read');
+  }
+  const status = (error as FastifyError | undefined)?.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return respond(status, fastifyCodes[status] ?? 'bad_request', (error as Error).message);
+  }
+  return respond(500, 'internal', 'internal error');
+}

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AddVariant, CreateProduct, DeleteProduct, UpdateProduct } from '../../commands/catalog/product.ts';
+import { NotFoundError } from '../../ledger/errors.ts';
+import { topics } from '../../ledger/topics.ts';
+import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
+import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, timestamp, uuid } from '../schemas.ts';
+
+const product = z
+  .object({
+    id: uuid,
+    org_id: uuid,
+    tenant_id: uuid,
+    title: z.string(),
+    description: z.string().nullable(),
+    category: z.string().nullable(),
+    status: z.enum(['ACTIVE', 'DRAFT']),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Product' });
+
+const variant = z
+  .object({
+    id: uuid,
+    product_id: uuid,
+    sku: z.string().nullable(),
+    barcode: z.string().nullable(),
+    price: z.string().nullable().describe('Exact decimal string, e.g. "19.99"'),
+    currency: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Variant' });
+
+const title = z.string().trim().min(1).max(500);
+const description = z.string().max(10_000).nullable();
+const category = z.string().trim().min(1).max(200).nullable();
+
+const createBody = z.object({ title, description: description.optional(), category: category.optional() }).strict();
+const updateBody = z.object({ title: title.optional(), description: description.optional(), category: category.optional() }).strict();
+const variantBody = z
+  .object({
+    sku: z.string().trim().min(1).max(100).nullish(),
+    barcode: z.string().trim().min(1).max(64).nullish(),
+    price: decimalAmount.nullish(),
+    currency: currencyCode.nullish(),
+  })
+  .strict();
+const productParams = z.object({ product_id: uuid });
+
+const toProduct = (row: ProductRow): z.infer<typeof product> => ({
+  id: row.id,
+  org_id: row.org_id,
+  tenant_id: row.tenant_id,
+  title: row.title,
+  description: row.description,
+  category: row.category,
+  status: row.status as 'ACTIVE' | 'DRAFT',
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
+});
+
+const toVariant = (row: VariantRow): z.infer<typeof variant> => ({ ...row, created_at: row.created_at.toISOString() });
+
+export default async function productRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { db, execute } = app.ledger;
+  const target = (productId: string) => ({ topic: topics.productCommands, aggregateId: productId });
+  const readProduct = async (request: FastifyRequest, id: string) => {
+    const row = await findProduct(db, request.principal, id);
+    if (!row) throw new NotFoundError(`product ${id} not found`);
+    return toProduct(row);
+  };
+  const tags = ['products'];
+
+  app.get('/products', {
+    schema: { tags, summary: 'The 100 most recently created products', headers: standardHeaders, response: { 200: z.array(product), ...errorResponses } },
+    handler: async (request) => (await listProducts(db, request.principal)).map(toProduct),
+  });
+
+  app.post('/products', {
+    schema: { tags, summary: 'Create a product (status ACTIVE)', headers: standardHeaders, body: createBody, response: { 201: product, ...errorResponses } },
+    handler: async (request, reply) => {
+      const productId = randomUUID();
+      const { title: t, description: d = null, category: c = null } = request.body;
+      await execute<CreateProduct>(request, target(productId), { type: 'CreateProduct', data: { productId, title: t, description: d, category: c } });
+      return reply.code(201).send(await readProduct(request, productId));
+    },
+  });
+
+  app.get('/products/:id', {
+    schema: { tags, summary: 'Read a product', headers: standardHeaders, params: idParams, response: { 200: product, ...errorResponses } },
+    handler: async (request) => readProduct(request, request.params.id),
+  });
+
+  app.put('/products/:id', {
+    schema: {
+      tags,
+      summary: 'Change title, description or category; null clears an optional field',
+      headers: standardHeaders,
+      params: idParams,
+      body: updateBody,
+      response: { 200: product, ...errorResponses },
+    },
+    handler: async (request) => {
+      const productId = request.params.id;
+      await execute<UpdateProduct>(request, target(productId), { type: 'UpdateProduct', data: { productId, ...request.body } });
+      return readProduct(request, productId);
+    },
+  });
+
+  app.delete('/products/:id', {
+    schema: { tags, summary: 'Delete a product and its variants', headers: standardHeaders, params: idParams, response: { 204: z.null(), ...errorResponses } },
+    handler: async (request, reply) => {
+      const productId = request.params.id;
+      await execute<DeleteProduct>(request, target(productId), { type: 'DeleteProduct', data: { productId } });
+      return reply.code(204).send(null);
+    },
+  });
+
+  app.post('/products/:product_id/variants', {
+    schema: {
+      tags,
+      summary: 'Add a variant to a product',
+      headers: standardHeaders,
+      params: productParams,
+      body: variantBody,
+      response: { 201: variant, ...errorResponses },
+    },
+    handler: async (request, reply) => {
+      const productId = request.params.product_id;
+      const variantId = randomUUID();
+      const { sku = null, barcode = null, price = null, currency = null } = request.body;
+      await execute<AddVariant>(request, target(productId), {
+        type: 'AddVariant',
+        data: { productId, variantId, sku, barcode, price, currency },
+      });
+      const row = await findVariant(db, request.principal, variantId);
+      if (!row) throw new NotFoundError(`variant ${variantId} not found`);
+      return reply.code(201).send(toVariant(row));
+    },
+  });
+
+  app.get('/products/:product_id/variants', {
+    schema: { tags, summary: "A product's variants", headers: standardHeaders, params: productParams, response: { 200: z.array(variant), ...errorResponses } },
+    handler: async (request) => {
+      await readProduct(request, request.params.product_id);
+      return (await listVariants(db, request.principal, request.params.product_id)).map(toVariant);
+    },
+  });
+}

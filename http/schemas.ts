@@ -1,0 +1,44 @@
+import { Decimal } from 'decimal.js';
+import { z } from 'zod';
+
+export const uuid = z.guid();
+export const idParams = z.object({ id: uuid });
+
+export const standardHeaders = z.object({
+  authorization: z.string().describe('Bearer <JWT>'),
+  'x-tenant-id': uuid.describe('Tenant the token is linked to'),
+  'x-org-id': uuid.describe('Organization the token is linked to'),
+});
+
+export const errorBody = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.array(z.object({ path: z.string(), message: z.string() })),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export const errorResponses = { 400: errorBody, 401: errorBody, 403: errorBody, 404: errorBody, 409: errorBody, 503: errorBody };
+
+export const timestamp = z.iso.datetime();
+
+const MAX_PRICE = new Decimal('1e12');
+
+/** A non-negative amount as an exact decimal string with at least two places: 19.99 → "19.99", 5 → "5.00". */
+export const decimalAmount = z
+  .union([z.number().finite(), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal number')])
+  .transform((value, ctx) => {
+    const amount = new Decimal(typeof value === 'number' ? String(value) : value);
+    if (amount.isNegative() || amount.gte(MAX_PRICE) || amount.decimalPlaces() > 6) {
+      ctx.addIssue({ code: 'custom', message: 'must be between 0 and 10^12 with at most 6 decimal places' });
+      return z.NEVER;
+    }
+    return amount.toFixed(Math.max(2, amount.decimalPlaces()));
+  });
+
+export const currencyCode = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code')
+  .transform((code) => code.toUpperCase());

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  KAFKA_BROKERS: z.string().default('127.0.0.1:19092'),
+  SCHEMA_REGISTRY_URL: z.string().url().default('http://127.0.0.1:18081/apis/ccompat/v7'),
+  DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/commerce_ledger'),
+  /** Prefixes every topic and consumer group; lets test runs and local dev share one broker. */
+  LEDGER_NAMESPACE: z.string().regex(/^[a-z0-9-]*$/).default(''),
+  TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(64).default(3),
+  COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  AUTH_JWKS_URL: z.string().url().optional(),
+  AUTH_ISSUER: z.string().optional(),
+  AUTH_AUDIENCE: z.string().optional(),
+  AUTH_DEV_SECRET: z.string().min(16).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  if (!parsed.data.AUTH_JWKS_URL && !parsed.data.AUTH_DEV_SECRET) {
+    throw new Error('invalid configuration: set AUTH_JWKS_URL (production) or AUTH_DEV_SECRET (development mode)');
+  }
+  return parsed.data;
+}
+
+export const kafkaBrokers = (config: Config): string[] => config.KAFKA_BROKERS.split(',').map((b) => b.trim());

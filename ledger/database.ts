@@ -1,0 +1,27 @@
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+// Postgres bigint (offsets, counts) arrives as string; keep it that way for offsets, parse counts where used.
+export function createKnex(databaseUrl: string, pool = { min: 0, max: 10 }): Knex {
+  return knexFactory({ client: 'pg', connection: databaseUrl, pool });
+}
+
+/** Creates the database named in the URL when it does not exist yet (Postgres has no CREATE DATABASE IF NOT EXISTS). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!/^[a-zA-Z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (rowCount === 0) {
+      await client.query(`create database "${name}"`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created concurrently
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

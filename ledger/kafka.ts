@@ -1,0 +1,48 @@
+import { Kafka, logLevel, type Admin, type ITopicConfig, type LogEntry } from 'kafkajs';
+import type { Logger } from './logger.ts';
+import { namespaced, type TopicSpec } from './topics.ts';
+
+const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+  [logLevel.NOTHING]: 'debug',
+};
+
+export function createKafka(brokers: string[], clientId: string, logger: Logger): Kafka {
+  const log = logger.child({ component: 'kafkajs' });
+  return new Kafka({
+    clientId,
+    brokers,
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ level, log: entry }: LogEntry) => {
+        const { message, ...rest } = entry;
+        log[levels[level] ?? 'info'](rest, message);
+      },
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+}
+
+/** Creates missing topics; existing ones are left as they are (partition counts never shrink). */
+export async function ensureTopics(admin: Admin, namespace: string, specs: TopicSpec[], partitions: number): Promise<void> {
+  const existing = new Set(await admin.listTopics());
+  const missing: ITopicConfig[] = specs
+    .map((spec) => ({ spec, name: namespaced(namespace, spec.name) }))
+    .filter(({ name }) => !existing.has(name))
+    .map(({ spec, name }) => ({
+      topic: name,
+      numPartitions: spec.kind === 'replies' ? 1 : partitions,
+      replicationFactor: 1,
+      configEntries: spec.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
+    }));
+  if (missing.length === 0) return;
+  try {
+    await admin.createTopics({ topics: missing, waitForLeaders: true });
+  } catch (error) {
+    // Two processes starting at once may race to create the same topic; that is fine.
+    if (!(error instanceof Error) || !/already exists/i.test(error.message)) throw error;
+  }
+}

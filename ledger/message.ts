@@ -1,0 +1,39 @@
+/** The shapes every aggregate shares: commands in, events out, with the envelope that travels with them. */
+export type Actor = { userId: string | null; email: string | null; ip: string | null };
+
+export type CommandMetadata = {
+  commandId: string;
+  tenantId: string;
+  orgId: string;
+  actor: Actor;
+  /** Epoch milliseconds at the edge; deciders take time from here, never from the clock. */
+  issuedAt: number;
+  correlationId: string;
+};
+
+export type Command<Type extends string = string, Data = unknown> = { type: Type; data: Data; metadata: CommandMetadata };
+
+export type Event<Type extends string = string, Data = unknown> = { type: Type; data: Data };
+
+export type EventEnvelope = {
+  eventId: string;
+  eventType: string;
+  aggregateId: string;
+  tenantId: string;
+  orgId: string;
+  actor: Actor;
+  occurredAt: number;
+  correlationId: string;
+  causationId: string;
+  schemaVersion: number;
+};
+
+export type LogPosition = { topic: string; partition: number; offset: string };
+
+export type RecordedEvent<E extends Event = Event> = E & { envelope: EventEnvelope; position: LogPosition };
+
+export type Decider<C extends Command, E extends Event, S> = {
+  initialState: () => S;
+  evolve: (state: S, event: E) => S;
+  decide: (command: C, state: S) => E[];
+};

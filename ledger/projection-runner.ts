@@ -1,0 +1,90 @@
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Knex } from 'knex';
+import type { EventCodec } from './event-codec.ts';
+import type { Logger } from './logger.ts';
+import type { RecordedEvent } from './message.ts';
+import { contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
+import { namespaced } from './topics.ts';
+
+export const PROGRESS_CHANNEL = 'ledger_projection_progress';
+
+export type RunnerDeps = { kafka: Kafka; codec: EventCodec; db: Knex; namespace: string; logger: Logger };
+
+export type RunnerOptions = {
+  schema: string;
+  /** Only the live read model announces its progress to waiting writers. */
+  notify: boolean;
+  onBatch?: (topic: string, partition: number, offset: string) => void;
+};
+
+export const projectionLockKey = (projection: Pick<Projection, 'name'>): string => `projection:${projection.name}`;
+
+/**
+ * Applies a projection batch by batch: the events and the new checkpoint commit in one Postgres
+ * transaction, and an event at or below the checkpoint is skipped, so redelivery never applies twice.
+ */
+export class ProjectionRunner {
+  private consumer?: Consumer;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    private readonly projection: Projection,
+    private readonly options: RunnerOptions,
+  ) {
+    this.log = deps.logger.child({ component: `projection-${projection.name}`, schema: options.schema });
+  }
+
+  async start(): Promise<void> {
+    const { kafka, db, namespace } = this.deps;
+    const generation = await prepareProjectionSchema(db, this.projection, this.options.schema);
+    // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
+    const groupId = namespaced(namespace, `commerce-ledger.projection.${this.projection.name}.${generation}`);
+    this.consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
+    await this.consumer.connect();
+    for (const topic of this.projection.topics) {
+      await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
+    }
+    await this.consumer.run({ eachBatchAutoResolve: false, eachBatch: (payload) => this.apply(payload) });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+  }
+
+  private async apply({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> {
+    if (batch.messages.length === 0) return;
+    const { codec, db } = this.deps;
+    const { schema } = this.options;
+    const events: RecordedEvent[] = [];
+    for (const message of batch.messages) {
+      if (!message.value) continue;
+      events.push(await codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset }));
+    }
+    const lastOffset = batch.lastOffset();
+    await db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [projectionLockKey(this.projection)]);
+      const checkpoint = (await trx(`${schema}.checkpoints`)
+        .where({ topic: batch.topic, partition: batch.partition })
+        .first('offset')) as { offset: string } | undefined;
+      const applied = checkpoint ? BigInt(checkpoint.offset) : -1n;
+      const context = contextFor(trx, schema);
+      for (const event of events) {
+        if (BigInt(event.position.offset) <= applied || !this.projection.canHandle.includes(event.type)) continue;
+        await this.projection.evolve(event, context);
+      }
+      const next = BigInt(lastOffset) > applied ? lastOffset : applied.toString();
+      await trx(`${schema}.checkpoints`)
+        .insert({ topic: batch.topic, partition: batch.partition, offset: next, updated_at: trx.fn.now() })
+        .onConflict(['topic', 'partition'])
+        .merge();
+      if (this.options.notify) {
+        await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${batch.topic}|${batch.partition}|${next}`]);
+      }
+    });
+    this.options.onBatch?.(batch.topic, batch.partition, lastOffset);
+    resolveOffset(lastOffset);
+    await commitOffsetsIfNecessary();
+    await heartbeat();
+  }
+}

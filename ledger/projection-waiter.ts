@@ -1,0 +1,84 @@
+import pg from 'pg';
+import type { Knex } from 'knex';
+import type { Logger } from './logger.ts';
+import type { LogPosition } from './message.ts';
+import { liveSchema, type Projection } from './projection.ts';
+import { PROGRESS_CHANNEL } from './projection-runner.ts';
+import { namespaced } from './topics.ts';
+
+export class ProjectionLagError extends Error {}
+
+type Waiter = { key: string; offset: bigint; resolve: () => void };
+
+/**
+ * Read-your-writes: resolves once every projection that reads a topic has checkpointed past the
+ * offsets a command produced. Progress arrives by LISTEN/NOTIFY from the runners' own transactions.
+ */
+export class ProjectionWaiter {
+  private readonly applied = new Map<string, bigint>();
+  private waiters: Waiter[] = [];
+  private client?: pg.Client;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly db: Knex,
+    private readonly projections: Projection[],
+    private readonly namespace: string,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.client = new pg.Client({ connectionString: this.databaseUrl });
+    this.client.on('notification', ({ payload }) => {
+      if (!payload) return;
+      const [projection, topic, partition, offset] = payload.split('|');
+      if (projection && topic && partition && offset) this.advance(`${projection}|${topic}|${partition}`, BigInt(offset));
+    });
+    this.client.on('error', (error) => this.log.error({ err: error }, 'progress listener failed'));
+    await this.client.connect();
+    await this.client.query(`listen ${PROGRESS_CHANNEL}`);
+    // Listen first, then read what is already applied, so that no progress falls in between.
+    for (const projection of this.projections) {
+      const rows = (await this.db(`${liveSchema(projection)}.checkpoints`).select('topic', 'partition', 'offset')) as {
+        topic: string;
+        partition: number;
+        offset: string;
+      }[];
+      for (const row of rows) this.advance(`${projection.name}|${row.topic}|${row.partition}`, BigInt(row.offset));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.client?.end();
+  }
+
+  async waitFor(positions: LogPosition[], timeoutMs: number): Promise<void> {
+    const pending = positions.flatMap((position) =>
+      this.projections
+        .filter((projection) => projection.topics.some((t) => namespaced(this.namespace, t.name) === position.topic))
+        .map((projection) => this.waitOne(`${projection.name}|${position.topic}|${position.partition}`, BigInt(position.offset))),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ProjectionLagError('the read model has not caught up with this write yet')), timeoutMs);
+    });
+    try {
+      await Promise.race([Promise.all(pending), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private waitOne(key: string, offset: bigint): Promise<void> {
+    if ((this.applied.get(key) ?? -1n) >= offset) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ key, offset, resolve }));
+  }
+
+  private advance(key: string, offset: bigint): void {
+    if ((this.applied.get(key) ?? -1n) >= offset) return;
+    this.applied.set(key, offset);
+    const [ready, waiting] = [this.waiters.filter((w) => w.key === key && w.offset <= offset), this.waiters.filter((w) => !(w.key === key && w.offset <= offset))];
+    this.waiters = waiting;
+    for (const waiter of ready) waiter.resolve();
+  }
+}

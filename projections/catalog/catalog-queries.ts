@@ -1,0 +1,57 @@
+import type { Knex } from 'knex';
+import { liveSchema } from '../../ledger/projection.ts';
+import { catalogProjection } from './catalog-projection.ts';
+
+export type Scope = { tenantId: string; orgId: string };
+
+const schema = liveSchema(catalogProjection);
+const products = (db: Knex) => db(`${schema}.products`);
+const variants = (db: Knex) => db(`${schema}.variants`);
+
+export type ProductRow = {
+  id: string;
+  tenant_id: string;
+  org_id: string;
+  title: string;
+  description: string | null;
+  category: string | null;
+  status: string;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type VariantRow = {
+  id: string;
+  product_id: string;
+  sku: string | null;
+  barcode: string | null;
+  price: string | null;
+  currency: string | null;
+  created_at: Date;
+};
+
+const scoped = (query: Knex.QueryBuilder, { tenantId, orgId }: Scope) => query.where({ tenant_id: tenantId, org_id: orgId });
+
+export const listProducts = (db: Knex, scope: Scope, limit = 100): Promise<ProductRow[]> =>
+  scoped(products(db), scope).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]).limit(limit);
+
+export const findProduct = (db: Knex, scope: Scope, id: string): Promise<ProductRow | undefined> =>
+  scoped(products(db), scope).where({ id }).first();
+
+export const listVariants = (db: Knex, scope: Scope, productId: string): Promise<VariantRow[]> =>
+  scoped(variants(db), scope)
+    .where({ product_id: productId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('id', 'product_id', 'sku', 'barcode', 'price', 'currency', 'created_at');
+
+export const findVariant = (db: Knex, scope: Scope, id: string): Promise<VariantRow | undefined> =>
+  scoped(variants(db), scope).where({ id }).first('id', 'product_id', 'sku', 'barcode', 'price', 'currency', 'created_at');
+
+export async function catalogCounts(db: Knex, scope: Scope) {
+  const count = async (query: Knex.QueryBuilder) => Number(((await query.count({ n: '*' }).first()) as { n: string }).n);
+  return {
+    total_products: await count(scoped(products(db), scope)),
+    active_products: await count(scoped(products(db), scope).where({ status: 'ACTIVE' })),
+    total_variants: await count(scoped(variants(db), scope)),
+  };
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { decide, evolve, initialState, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
+import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
+
+const metadata = {
+  commandId: 'c1',
+  tenantId: 't1',
+  orgId: 'o1',
+  actor: { userId: 'u1', email: 'a@example.com', ip: '127.0.0.1' },
+  issuedAt: 1_700_000_000_000,
+  correlationId: 'r1',
+};
+const productId = '11111111-1111-4111-8111-111111111111';
+
+const given = (...events: ProductEvent[]) => ({
+  when: (command: Omit<ProductCommand, 'metadata'>) => () => decide({ ...command, metadata } as ProductCommand, events.reduce(evolve, initialState())),
+});
+
+const created: ProductEvent = {
+  type: 'ProductCreated',
+  data: { productId, title: 'Mug', description: null, category: 'kitchen', status: 'ACTIVE' },
+};
+
+describe('product decider', () => {
+  it('creates an ACTIVE product', () => {
+    const events = given().when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: 'kitchen' } })();
+    expect(events).toEqual([created]);
+  });
+
+  it('refuses to create the same product twice', () => {
+    expect(given(created).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } })).toThrow(ConflictError);
+  });
+
+  it('records only the fields that change, with their previous values', () => {
+    const events = given(created).when({ type: 'UpdateProduct', data: { productId, title: 'Big mug', category: 'kitchen', description: 'Holds 500 ml' } })();
+    expect(events).toEqual([
+      {
+        type: 'ProductUpdated',
+        data: {
+          productId,
+          changes: [
+            { field: 'title', previous: 'Mug', current: 'Big mug' },
+            { field: 'description', previous: null, current: 'Holds 500 ml' },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('records nothing for an update that changes nothing', () => {
+    expect(given(created).when({ type: 'UpdateProduct', data: { productId, title: 'Mug' } })()).toEqual([]);
+  });
+
+  it('clears an optional field with null', () => {
+    const [event] = given(created).when({ type: 'UpdateProduct', data: { productId, category: null } })();
+    expect(event).toEqual({ type: 'ProductUpdated', data: { productId, changes: [{ field: 'category', previous: 'kitchen', current: null }] } });
+  });
+
+  it('refuses to update, delete or add a variant to a product that does not exist', () => {
+    expect(given().when({ type: 'UpdateProduct', data: { productId, title: 'x' } })).toThrow(NotFoundError);
+    expect(given().when({ type: 'DeleteProduct', data: { productId } })).toThrow(NotFoundError);
+    const variant = { productId, variantId: 'v1', sku: null, barcode: null, price: '1.00', currency: 'USD' };
+    expect(given().when({ type: 'AddVariant', data: variant })).toThrow(NotFoundError);
+  });
+
+  it('deletes a product together with its variants, once', () => {
+    const variantAdded: ProductEvent = {
+      type: 'VariantAdded',
+      data: { productId, variantId: 'v1', sku: 'MUG-1', barcode: null, price: '19.99', currency: 'USD' },
+    };
+    expect(given(created, variantAdded).when({ type: 'DeleteProduct', data: { productId } })()).toEqual([
+      { type: 'ProductDeleted', data: { productId, variantIds: ['v1'] } },
+    ]);
+    const deleted: ProductEvent = { type: 'ProductDeleted', data: { productId, variantIds: ['v1'] } };
+    expect(given(created, variantAdded, deleted).when({ type: 'DeleteProduct', data: { productId } })).toThrow(NotFoundError);
+    expect(given(created, deleted).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } })).toThrow(
+      ConflictError,
+    );
+  });
+
+  it('adds a variant with its exact price and refuses a duplicate variant id', () => {
+    const data = { productId, variantId: 'v1', sku: 'MUG-1', barcode: '4006381333931', price: '19.99', currency: 'EUR' };
+    const events = given(created).when({ type: 'AddVariant', data })();
+    expect(events).toEqual([{ type: 'VariantAdded', data }]);
+    expect(given(created, ...events).when({ type: 'AddVariant', data })).toThrow(ConflictError);
+  });
+});
