@@ -2,12 +2,20 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.spec.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 240_000,
     pool: 'forks',
-    fileParallelism: true,
     maxWorkers: 2,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.unit.spec.ts'] } },
+      {
+        test: {
+          name: 'stack',
+          include: ['test/int/**/*.int.spec.ts', 'test/e2e/**/*.e2e.spec.ts'],
+          // The real local stack (Kafka, schema registry, Postgres), started or reused once per run.
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 240_000,
+        },
+      },
+    ],
   },
 });

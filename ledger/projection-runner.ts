@@ -41,6 +41,14 @@ export class ProjectionRunner {
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
     const groupId = namespaced(namespace, `commerce-ledger.projection.${this.projection.name}.${generation}`);
     this.consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
+    // Batches of only transaction markers never reach eachBatch; move the checkpoint over them too,
+    // so an idle projection's checkpoint equals the end of the log and rebuilds can compare positions.
+    this.consumer.on(this.consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize > 0) return;
+      this.advance(payload.topic, payload.partition, payload.lastOffset).catch((error: unknown) =>
+        this.log.warn({ err: error }, 'could not advance the checkpoint over transaction markers'),
+      );
+    });
     await this.consumer.connect();
     for (const topic of this.projection.topics) {
       await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
@@ -50,6 +58,26 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     await this.consumer?.disconnect();
+  }
+
+  private async advance(topic: string, partition: number, offset: string): Promise<void> {
+    await this.deps.db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [projectionLockKey(this.projection)]);
+      await this.saveCheckpoint(trx, topic, partition, offset);
+    });
+    this.options.onBatch?.(topic, partition, offset);
+  }
+
+  /** Checkpoints only move forward; the notification is delivered when the transaction commits. */
+  private async saveCheckpoint(trx: Knex.Transaction, topic: string, partition: number, offset: string): Promise<void> {
+    const { schema, notify } = this.options;
+    const [row] = (await trx.raw(
+      `insert into ??.checkpoints (topic, partition, "offset") values (?, ?, ?)
+       on conflict (topic, partition) do update set "offset" = greatest(checkpoints."offset", excluded."offset"), updated_at = now()
+       returning "offset"`,
+      [schema, topic, partition, offset],
+    )).rows as { offset: string }[];
+    if (notify && row) await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${topic}|${partition}|${row.offset}`]);
   }
 
   private async apply({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> {
@@ -73,14 +101,7 @@ export class ProjectionRunner {
         if (BigInt(event.position.offset) <= applied || !this.projection.canHandle.includes(event.type)) continue;
         await this.projection.evolve(event, context);
       }
-      const next = BigInt(lastOffset) > applied ? lastOffset : applied.toString();
-      await trx(`${schema}.checkpoints`)
-        .insert({ topic: batch.topic, partition: batch.partition, offset: next, updated_at: trx.fn.now() })
-        .onConflict(['topic', 'partition'])
-        .merge();
-      if (this.options.notify) {
-        await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${batch.topic}|${batch.partition}|${next}`]);
-      }
+      await this.saveCheckpoint(trx, batch.topic, batch.partition, lastOffset);
     });
     this.options.onBatch?.(batch.topic, batch.partition, lastOffset);
     resolveOffset(lastOffset);

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTenant, type Tenant } from '../support/client.ts';
+import { startService, type Service } from '../support/service.ts';
+
+let service: Service;
+let owner: Tenant;
+let product: { id: string; title: string };
+let variant: { id: string };
+
+beforeAll(async () => {
+  service = await startService();
+  owner = await newTenant(service.baseUrl);
+  product = (await owner.request('POST', '/api/v1/pim/products', { title: 'Secret formula' })).body;
+  variant = (await owner.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'SECRET-1', price: 9.5 })).body;
+});
+afterAll(() => service?.stop());
+
+const outsiders = async () => [
+  { who: 'another tenant', tenant: await newTenant(service.baseUrl) },
+  { who: 'another org of the same tenant', tenant: await newTenant(service.baseUrl, { tenantId: owner.tenantId }) },
+];
+
+describe('tenant isolation', () => {
+  it("never shows or lets anyone change another tenant's or org's product", async () => {
+    for (const { who, tenant } of await outsiders()) {
+      const attempts = [
+        await tenant.request('GET', `/api/v1/pim/products/${product.id}`),
+        await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Stolen' }),
+        await tenant.request('DELETE', `/api/v1/pim/products/${product.id}`),
+        await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'INJECTED' }),
+        await tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`),
+      ];
+      expect(attempts.map((a) => a.status), who).toEqual([404, 404, 404, 404, 404]);
+      for (const attempt of attempts) expect(attempt.body.error.code, who).toBe('not_found');
+
+      expect((await tenant.request('GET', '/api/v1/pim/products')).body, who).toEqual([]);
+      expect((await tenant.request('GET', '/api/v1/pim/audit')).body, who).toEqual([]);
+      const stats = (await tenant.request('GET', '/api/v1/pim/stats')).body;
+      expect(stats, who).toMatchObject({ total_products: 0, active_products: 0, total_variants: 0 });
+    }
+    const still = await owner.request('GET', `/api/v1/pim/products/${product.id}`);
+    expect(still.body.title).toBe('Secret formula');
+    const variants = await owner.request('GET', `/api/v1/pim/products/${product.id}/variants`);
+    expect(variants.body.map((v: { id: string }) => v.id)).toEqual([variant.id]);
+    const audit = await owner.request('GET', '/api/v1/pim/audit');
+    expect(audit.body.map((e: { action: string }) => e.action)).toEqual(['variant.created', 'product.created']);
+  });
+});

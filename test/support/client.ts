@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { devToken } from '../../bin/token.ts';
+import { TEST_DEV_SECRET } from './service-process.ts';
+
+export type ApiResponse<T = any> = { status: number; body: T; headers: Headers };
+
+export type Tenant = {
+  tenantId: string;
+  orgId: string;
+  email: string;
+  token: string;
+  headers: Record<string, string>;
+  request: <T = any>(method: string, path: string, body?: unknown, extraHeaders?: Record<string, string>) => Promise<ApiResponse<T>>;
+};
+
+export async function send<T = any>(baseUrl: string, method: string, path: string, init: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  const hasBody = init.body !== undefined || init.rawBody !== undefined;
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...init.headers },
+    body: init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON; keep the text so a test can show it
+  }
+  return { status: response.status, body: body as T, headers: response.headers };
+}
+
+/** A tenant with its own org, user and development token. */
+export async function newTenant(baseUrl: string, overrides: Partial<Pick<Tenant, 'tenantId' | 'orgId' | 'email'>> = {}): Promise<Tenant> {
+  const tenantId = overrides.tenantId ?? randomUUID();
+  const orgId = overrides.orgId ?? randomUUID();
+  const email = overrides.email ?? `user-${tenantId.slice(0, 8)}@example.com`;
+  const token = await devToken({ secret: TEST_DEV_SECRET, tenantId, orgId, email });
+  const headers = { authorization: `Bearer ${token}`, 'x-tenant-id': tenantId, 'x-org-id': orgId };
+  return {
+    tenantId,
+    orgId,
+    email,
+    token,
+    headers,
+    request: (method, path, body, extraHeaders) => send(baseUrl, method, path, { body, headers: { ...headers, ...extraHeaders } }),
+  };
+}

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { StackInfo } from '../../stack/stack.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const TEST_DEV_SECRET = 'commerce-ledger-test-secret-0123456789';
+
+/** `env` overrides the test defaults; an empty string unsets a variable. */
+export type ServiceOptions = { namespace?: string; database?: string; env?: Record<string, string> };
+
+export type Service = {
+  baseUrl: string;
+  namespace: string;
+  databaseUrl: string;
+  env: Record<string, string>;
+  /** Graceful stop (SIGTERM). */
+  stop: () => Promise<void>;
+  /** Crash (SIGKILL): nothing gets a chance to flush. */
+  kill: () => Promise<void>;
+  restart: () => Promise<void>;
+};
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+
+export const uniqueName = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+/** A database name, a topic namespace and a port of its own: each test file gets a service no other file touches. */
+export async function startServiceProcess(stack: StackInfo, options: ServiceOptions = {}): Promise<Service> {
+  const namespace = options.namespace ?? uniqueName('t');
+  const database = options.database ?? `cl_${namespace.replace(/-/g, '_')}`;
+  const databaseUrl = new URL(database, stack.postgresServerUrl.endsWith('/') ? stack.postgresServerUrl : `${stack.postgresServerUrl}/`).toString();
+  const port = await freePort();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl,
+    DATABASE_URL: databaseUrl,
+    LEDGER_NAMESPACE: namespace,
+    TOPIC_PARTITIONS: '3',
+    AUTH_DEV_SECRET: TEST_DEV_SECRET,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+  // An empty value in options.env removes the variable.
+  for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const logDir = join(root, '.stack', 'logs', 'test-services');
+  mkdirSync(logDir, { recursive: true });
+
+  const launch = async () => {
+    const log = createWriteStream(join(logDir, `${namespace}.log`), { flags: 'a' });
+    child = spawn(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'server.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    const started = child;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      if (started.exitCode !== null) throw new Error(`service exited with ${started.exitCode}; see ${logDir}/${namespace}.log`);
+      const ok = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
+      if (ok) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`service did not become healthy; see ${logDir}/${namespace}.log`);
+  };
+
+  const terminate = async (signal: NodeJS.Signals) => {
+    const running = child;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill(signal);
+    await exited;
+  };
+
+  await launch();
+  return {
+    baseUrl,
+    namespace,
+    databaseUrl,
+    env,
+    stop: () => terminate('SIGTERM'),
+    kill: () => terminate('SIGKILL'),
+    restart: launch,
+  };
+}
