@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { startServiceProcess } from '../test/support/service-process.ts';
@@ -70,7 +70,7 @@ const topic = `bench-${randomUUID()}`;
 const admin = kafka.admin();
 await admin.connect();
 await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
-const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
 const consumer = kafka.consumer({ groupId: `bench-${randomUUID()}`, maxWaitTimeInMs: 100 });
 await Promise.all([producer.connect(), consumer.connect()]);
 await consumer.subscribe({ topic, fromBeginning: true });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka, Producer } from 'kafkajs';
+import { Partitioners, type Consumer, type Kafka, type Producer } from 'kafkajs';
 import type { CommandReply } from './command-reply.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
@@ -27,7 +27,7 @@ export class CommandBus {
     private readonly log: Logger,
   ) {
     this.repliesTopic = namespaced(namespace, topics.commandReplies.name);
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
     // Every edge instance reads every reply; its own group, so it starts at the end.
     this.consumer = kafka.consumer({ groupId: namespaced(namespace, `commerce-ledger.edge.${randomUUID()}`), maxWaitTimeInMs: 100 });
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer, EachBatchPayload, Kafka, Message, Producer } from 'kafkajs';
+import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Message, type Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { CommandReply } from './command-reply.ts';
 import { DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
@@ -60,7 +60,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   async start(): Promise<void> {
     const { kafka } = this.deps;
     // A stable transactional id: starting again fences the previous incarnation and aborts its open transaction.
-    this.producer = kafka.producer({ transactionalId: this.groupId, idempotent: true, maxInFlightRequests: 1 });
+    this.producer = kafka.producer({
+      transactionalId: this.groupId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await this.producer.connect();
     await this.restore();
     this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
@@ -94,10 +99,11 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
 
     const touched = new Map<string, Snapshot<S>>();
     const decisions = batch.messages.flatMap((message) => {
-      if (!message.value) return [];
-      return [this.decideOne(JSON.parse(message.value.toString()) as C, touched)];
+      const command = this.parse(message.value);
+      return command ? [this.decideOne(command, touched)] : [];
     });
 
+    const t0 = performance.now();
     const transaction = await producer.transaction();
     try {
       const accepted = decisions.filter((d) => d.outcome === 'accepted');
@@ -142,6 +148,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }] }],
       });
       await transaction.commit();
+      this.log.debug({ commands: decisions.length, partition: batch.partition, ms: Math.round(performance.now() - t0) }, 'batch committed');
     } catch (error) {
       await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
       throw error;
@@ -149,6 +156,18 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     for (const [aggregateId, snapshot] of touched) this.snapshots.set(aggregateId, snapshot);
     resolveOffset(batch.lastOffset());
     await heartbeat();
+  }
+
+  /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */
+  private parse(value: Buffer | null): C | undefined {
+    try {
+      const command = value ? (JSON.parse(value.toString()) as C) : undefined;
+      if (command?.type && command.metadata?.commandId) return command;
+    } catch {
+      // fall through
+    }
+    this.log.error({ value: value?.toString().slice(0, 200) }, 'unreadable command skipped');
+    return undefined;
   }
 
   private decideOne(command: C, touched: Map<string, Snapshot<S>>): Decision<E> {

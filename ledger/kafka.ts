@@ -22,7 +22,7 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
         const { message, ...rest } = entry;
         log[levels[level] ?? 'info'](rest, message);
       },
-    retry: { initialRetryTime: 100, retries: 8 },
+    retry: { initialRetryTime: 100 },
   });
 }
 

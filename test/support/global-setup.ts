@@ -11,13 +11,15 @@ const log = (message: string) => console.log(`[stack] ${message}`);
 
 /**
  * Starts the real local stack (Kafka, schema registry, Postgres) once for the whole run, or reuses
- * the one that runs already. What this run started, it stops again, leaving the machine as it was.
+ * the one that runs already. When this run had to start the stack, it stops it again afterwards,
+ * leaving the machine as it was; a stack that was already running (even in part) is left running.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const wasUp = Object.values(await stackStatus()).every((component) => component.up);
+  const before = await stackStatus();
+  const startedHere = !before.kafka?.up && !before.registry?.up;
   const stack = await ensureStack({ log });
   project.provide('stack', stack);
   return async () => {
-    if (!wasUp) await stopStack({ log });
+    if (startedHere) await stopStack({ log });
   };
 }
