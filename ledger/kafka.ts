@@ -36,7 +36,11 @@ export async function ensureTopics(admin: Admin, namespace: string, specs: Topic
       topic: name,
       numPartitions: spec.kind === 'replies' ? 1 : partitions,
       replicationFactor: 1,
-      configEntries: spec.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : [],
+      configEntries: spec.compacted
+        ? [{ name: 'cleanup.policy', value: 'compact' }]
+        : spec.kind === 'replies'
+          ? [{ name: 'retention.ms', value: String(24 * 3600 * 1000) }] // a reply matters only while its request waits
+          : [],
     }));
   if (missing.length === 0) return;
   try {

@@ -1,5 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
+import { eventRoutes } from '../consumers/index.ts';
 import { projections } from '../projections/index.ts';
 import { aggregates } from './aggregates.ts';
 import { CommandBus } from './command-bus.ts';
@@ -7,6 +8,7 @@ import { CommandProcessor } from './command-processor.ts';
 import { kafkaBrokers, type Config } from './config.ts';
 import { createKnex, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
+import { EventRouter } from './event-router.ts';
 import { createKafka, ensureTopics } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import { liveSchema } from './projection.ts';
@@ -16,7 +18,7 @@ import { allTopics } from './topics.ts';
 
 export type Runtime = { kafka: Kafka; codec: EventCodec; db: Knex; bus: CommandBus; waiter: ProjectionWaiter; stop: () => Promise<void> };
 
-/** Wires the ledger: topics and schemas, the command processors, the live projections and the edge's bus. */
+/** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
 export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
   const namespace = config.LEDGER_NAMESPACE;
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
@@ -38,6 +40,11 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       const processor = new CommandProcessor({ kafka, codec, namespace, logger }, definition);
       await processor.start();
       stops.push(() => processor.stop());
+    }
+    for (const route of eventRoutes) {
+      const router = new EventRouter({ kafka, codec, namespace, logger }, route);
+      await router.start();
+      stops.push(() => router.stop());
     }
     for (const projection of projections) {
       const runner = new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true });

@@ -1,0 +1,108 @@
+import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Message, type Producer } from 'kafkajs';
+import { v5 as uuidv5 } from 'uuid';
+import type { EventCodec } from './event-codec.ts';
+import type { Logger } from './logger.ts';
+import type { Command, RecordedEvent } from './message.ts';
+import { namespaced, type TopicSpec } from './topics.ts';
+
+/** A command an event leads to, addressed to the single writer of its aggregate. */
+export type RoutedCommand = { topic: TopicSpec; aggregateId: string; command: Pick<Command, 'type' | 'data'> };
+
+/**
+ * A stateless stream processor (a process manager): it reads events and turns each into commands for
+ * other aggregates. Decisions stay with the aggregates' own deciders, so invariants keep one writer.
+ */
+export type EventRoute = {
+  name: string;
+  topics: TopicSpec[];
+  /** Pure: the same event always yields the same commands (replays and redeliveries stay deterministic). */
+  route: (event: RecordedEvent) => RoutedCommand[];
+};
+
+const COMMAND_ID_NAMESPACE = '0c7f6c2e-3f1b-4a9e-9a4f-2f6c1d8e7b55';
+
+export type RouterDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger };
+
+/**
+ * Runs an EventRoute: the commands of a batch and the consumed offsets commit in one Kafka
+ * transaction, so each event leads to its commands exactly once, across crashes and restarts.
+ * Routed commands carry the causing event's tenant, org, actor and time; their ids derive from
+ * the event id, so a command is recognisable however often the route runs.
+ */
+export class EventRouter {
+  private readonly groupId: string;
+  private readonly log: Logger;
+  private producer?: Producer;
+  private consumer?: Consumer;
+
+  constructor(
+    private readonly deps: RouterDeps,
+    private readonly definition: EventRoute,
+  ) {
+    this.groupId = namespaced(deps.namespace, `commerce-ledger.${definition.name}-router`);
+    this.log = deps.logger.child({ component: `${definition.name}-router` });
+  }
+
+  async start(): Promise<void> {
+    const { kafka, namespace } = this.deps;
+    this.producer = kafka.producer({
+      transactionalId: this.groupId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await this.producer.connect();
+    this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
+    await this.consumer.connect();
+    for (const topic of this.definition.topics) await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
+    await this.consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    await this.producer?.disconnect();
+  }
+
+  private async handleBatch({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> {
+    const producer = this.producer;
+    if (!producer || batch.messages.length === 0) return;
+    const byTopic = new Map<string, Message[]>();
+    for (const message of batch.messages) {
+      if (!message.value) continue;
+      const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
+      for (const [index, routed] of this.definition.route(event).entries()) {
+        const command: Command = {
+          ...routed.command,
+          metadata: {
+            commandId: uuidv5(`${this.definition.name}/${event.envelope.eventId}/${index}`, COMMAND_ID_NAMESPACE),
+            tenantId: event.envelope.tenantId,
+            orgId: event.envelope.orgId,
+            actor: event.envelope.actor,
+            issuedAt: event.envelope.occurredAt,
+            correlationId: event.envelope.correlationId,
+          },
+        };
+        const topic = namespaced(this.deps.namespace, routed.topic.name);
+        const messages = byTopic.get(topic) ?? [];
+        messages.push({ key: routed.aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } });
+        byTopic.set(topic, messages);
+      }
+    }
+    const transaction = await producer.transaction();
+    try {
+      if (byTopic.size > 0) {
+        await transaction.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      }
+      await transaction.sendOffsets({
+        consumerGroupId: this.groupId,
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }] }],
+      });
+      await transaction.commit();
+    } catch (error) {
+      await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
+      throw error;
+    }
+    resolveOffset(batch.lastOffset());
+    await heartbeat();
+  }
+}
