@@ -1,14 +1,14 @@
+import { withDatabase } from '../ledger/database.ts';
 import { ensureStack } from '../stack/stack.ts';
 import { serve } from './server.ts';
 import { DEV_SECRET } from './token.ts';
 
 /** `npm start`: the local stack (started or reused), then the service, in development mode unless a JWKS is configured. */
 const stack = await ensureStack({ log: (message) => console.log(`[stack] ${message}`) });
-const server = stack.postgresServerUrl.endsWith('/') ? stack.postgresServerUrl : `${stack.postgresServerUrl}/`;
 const env: NodeJS.ProcessEnv = {
   KAFKA_BROKERS: stack.kafkaBrokers.join(','),
   SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl,
-  DATABASE_URL: new URL('commerce_ledger', server).toString(),
+  DATABASE_URL: withDatabase(stack.postgresServerUrl, 'commerce_ledger'),
   ...process.env,
 };
 if (!env.AUTH_JWKS_URL && !env.AUTH_DEV_SECRET) {

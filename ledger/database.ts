@@ -25,3 +25,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     await client.end();
   }
 }
+
+/** The same server and credentials, another database: `postgres://u@h:5432/any` + `x` → `postgres://u@h:5432/x`. */
+export function withDatabase(serverOrDatabaseUrl: string, database: string): string {
+  const url = new URL(serverOrDatabaseUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}

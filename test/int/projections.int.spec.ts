@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
-import { ensureDatabase } from '../../ledger/database.ts';
+import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { contextFor, prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
-import { inject } from 'vitest';
 
 let db: Knex;
 const tenantId = randomUUID();
@@ -50,8 +49,7 @@ async function project(projection: Projection, events: RecordedEvent[]): Promise
 }
 
 beforeAll(async () => {
-  const server = inject('stack').postgresServerUrl;
-  const url = new URL('cl_projection_tests', server.endsWith('/') ? server : `${server}/`).toString();
+  const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
   await ensureDatabase(url);
   db = knexFactory({ client: 'pg', connection: url });
 });

@@ -4,6 +4,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withDatabase } from '../../ledger/database.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -39,7 +40,7 @@ export const uniqueName = (prefix: string) => `${prefix}-${randomBytes(5).toStri
 export async function startServiceProcess(stack: StackInfo, options: ServiceOptions = {}): Promise<Service> {
   const namespace = options.namespace ?? uniqueName('t');
   const database = options.database ?? `cl_${namespace.replace(/-/g, '_')}`;
-  const databaseUrl = new URL(database, stack.postgresServerUrl.endsWith('/') ? stack.postgresServerUrl : `${stack.postgresServerUrl}/`).toString();
+  const databaseUrl = withDatabase(stack.postgresServerUrl, database);
   const port = await freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
