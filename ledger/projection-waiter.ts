@@ -53,11 +53,20 @@ export class ProjectionWaiter {
   }
 
   async waitFor(positions: LogPosition[], timeoutMs: number): Promise<void> {
-    const pending = positions.flatMap((position) =>
+    const targets = positions.flatMap((position) =>
       this.projections
         .filter((projection) => projection.topics.some((t) => namespaced(this.namespace, t.name) === position.topic))
-        .map((projection) => this.waitOne(`${projection.name}|${position.topic}|${position.partition}`, BigInt(position.offset))),
+        .map((projection) => ({ key: `${projection.name}|${position.topic}|${position.partition}`, offset: BigInt(position.offset) })),
     );
+    const mine: Waiter[] = [];
+    const pending = targets.map(({ key, offset }) => {
+      if ((this.applied.get(key) ?? -1n) >= offset) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const waiter = { key, offset, resolve };
+        mine.push(waiter);
+        this.waiters.push(waiter);
+      });
+    });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ProjectionLagError('the read model has not caught up with this write yet')), timeoutMs);
@@ -66,19 +75,16 @@ export class ProjectionWaiter {
       await Promise.race([Promise.all(pending), timeout]);
     } finally {
       clearTimeout(timer);
+      this.waiters = this.waiters.filter((waiter) => !mine.includes(waiter));
     }
-  }
-
-  private waitOne(key: string, offset: bigint): Promise<void> {
-    if ((this.applied.get(key) ?? -1n) >= offset) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ key, offset, resolve }));
   }
 
   private advance(key: string, offset: bigint): void {
     if ((this.applied.get(key) ?? -1n) >= offset) return;
     this.applied.set(key, offset);
-    const [ready, waiting] = [this.waiters.filter((w) => w.key === key && w.offset <= offset), this.waiters.filter((w) => !(w.key === key && w.offset <= offset))];
-    this.waiters = waiting;
+    const reached = (w: Waiter) => w.key === key && w.offset <= offset;
+    const ready = this.waiters.filter(reached);
+    this.waiters = this.waiters.filter((w) => !reached(w));
     for (const waiter of ready) waiter.resolve();
   }
 }
