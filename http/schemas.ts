@@ -2,6 +2,9 @@ import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 
 export const uuid = z.guid();
+
+/** Free text as Postgres can store it: a NUL character would be accepted into the log and then refused by every read model. */
+export const text = () => z.string().refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
 export const idParams = z.object({ id: uuid });
 
 export const standardHeaders = z.object({

@@ -6,7 +6,7 @@ import type { AddVariant, CreateProduct, DeleteProduct, UpdateProduct } from '..
 import { NotFoundError } from '../../ledger/errors.ts';
 import { topics } from '../../ledger/topics.ts';
 import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
-import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, timestamp, uuid } from '../schemas.ts';
+import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
   .object({
@@ -34,16 +34,16 @@ const variant = z
   })
   .meta({ id: 'Variant' });
 
-const title = z.string().trim().min(1).max(500);
-const description = z.string().max(10_000).nullable();
-const category = z.string().trim().min(1).max(200).nullable();
+const title = text().trim().min(1).max(500);
+const description = text().max(10_000).nullable();
+const category = text().trim().min(1).max(200).nullable();
 
 const createBody = z.object({ title, description: description.optional(), category: category.optional() }).strict();
 const updateBody = z.object({ title: title.optional(), description: description.optional(), category: category.optional() }).strict();
 const variantBody = z
   .object({
-    sku: z.string().trim().min(1).max(100).nullish(),
-    barcode: z.string().trim().min(1).max(64).nullish(),
+    sku: text().trim().min(1).max(100).nullish(),
+    barcode: text().trim().min(1).max(64).nullish(),
     price: decimalAmount.nullish(),
     currency: currencyCode.nullish(),
   })

@@ -29,6 +29,8 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
       [{ title: 'ok', description: 7 }, 'body.description'],
       [{ title: 'ok', category: ['a'] }, 'body.category'],
       [{ title: 'ok', colour: 'red' }, 'body'],
+      [{ title: 'nul\u0000byte' }, 'body.title'],
+      [{ title: 'ok', description: 'a\u0000b' }, 'body.description'],
       [[{ title: 'array' }], 'body'],
       ['just a string', 'body'],
     ];
@@ -72,6 +74,7 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
       [{ currency: 'EURO' }, 'body.currency'],
       [{ sku: 12 }, 'body.sku'],
       [{ barcode: 'x'.repeat(65) }, 'body.barcode'],
+      [{ sku: 'A\u0000' }, 'body.sku'],
       [{ size: 'XL' }, 'body'],
     ];
     for (const [body, path] of cases) {
