@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { KafkaJSError } from 'kafkajs';
 import { CommandTimeoutError } from '../ledger/command-bus.ts';
 import { ConflictError, DomainError, IllegalStateError, NotFoundError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
 import { ProjectionLagError } from '../ledger/projection-waiter.ts';
@@ -48,6 +49,7 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
   if (error instanceof CommandTimeoutError || error instanceof ProjectionLagError) {
     return respond(503, 'unavailable', 'the ledger did not answer in time; the request may still take effect, retry the read');
   }
+  if (error instanceof KafkaJSError) return respond(503, 'unavailable', 'the ledger is unavailable; retry later');
   const status = (error as FastifyError | undefined)?.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
     return respond(status, fastifyCodes[status] ?? 'bad_request', (error as Error).message);
