@@ -1,0 +1,39 @@
+import { KafkaJSConnectionError } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { CommandTimeoutError } from '../../ledger/command-bus.ts';
+import { ConflictError, IllegalStateError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
+import { ProjectionLagError } from '../../ledger/projection-waiter.ts';
+import { ForbiddenError, getHttpResponseFromError, UnauthorizedError } from '../../http/errors.ts';
+
+describe('getHttpResponseFromError', () => {
+  it.each([
+    [new ValidationError('bad', [{ path: 'body.title', message: 'required' }]), 400, 'validation_failed'],
+    [new UnauthorizedError('no token'), 401, 'unauthorized'],
+    [new ForbiddenError('not yours'), 403, 'forbidden'],
+    [new NotFoundError('gone'), 404, 'not_found'],
+    [new ConflictError('taken'), 409, 'conflict'],
+    [new IllegalStateError('not now'), 409, 'illegal_state'],
+    [Object.assign(new Error('Body is not valid JSON'), { statusCode: 400 }), 400, 'bad_request'],
+    [Object.assign(new Error('Request body is too large'), { statusCode: 413 }), 413, 'payload_too_large'],
+    [Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), 415, 'unsupported_media_type'],
+    [new CommandTimeoutError('c1'), 503, 'unavailable'],
+    [new ProjectionLagError('behind'), 503, 'unavailable'],
+    [new KafkaJSConnectionError('down'), 503, 'unavailable'],
+    [new TypeError('a bug'), 500, 'internal'],
+  ])('maps %s to %i %s', (error, status, code) => {
+    const { statusCode, body } = getHttpResponseFromError(error);
+    expect(statusCode).toBe(status);
+    expect(body.error.code).toBe(code);
+    expect(Array.isArray(body.error.details)).toBe(true);
+  });
+
+  it('never shows the message of an unexpected error', () => {
+    const { body } = getHttpResponseFromError(new Error('password=hunter2 at db.ts:12'));
+    expect(body.error.message).toBe('internal error');
+  });
+
+  it('keeps the field details of a domain validation error', () => {
+    const { body } = getHttpResponseFromError(new ValidationError('bad', [{ path: 'body.title', message: 'required' }]));
+    expect(body.error.details).toEqual([{ path: 'body.title', message: 'required' }]);
+  });
+});
