@@ -63,8 +63,11 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
   mkdirSync(logDir, { recursive: true });
 
   const launch = async () => {
+    // A restart must be answered by the new process, never by a survivor of the old one.
+    if (await fetch(`${baseUrl}/health`).then(() => true, () => false)) throw new Error(`${baseUrl} is still served by an earlier process`);
     const log = createWriteStream(join(logDir, `${namespace}.log`), { flags: 'a' });
-    child = spawn(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'server.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
+    child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'server.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const started = child;
