@@ -1,9 +1,12 @@
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { KafkaJSError } from 'kafkajs';
+import kafkajs from 'kafkajs';
 import { CommandTimeoutError } from '../ledger/command-bus.ts';
 import { ConflictError, DomainError, IllegalStateError, NotFoundError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
 import { ProjectionLagError } from '../ledger/projection-waiter.ts';
+
+// kafkajs re-exports its errors with a spread, which Node's ESM named-export detection cannot see.
+const { KafkaJSError } = kafkajs;
 
 export class UnauthorizedError extends Error {}
 export class ForbiddenError extends Error {}

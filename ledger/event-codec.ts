@@ -20,14 +20,14 @@ export class EventCodec {
 
   /** Registers every record of the given event topics; the registry rejects a change that is not BACKWARD compatible. */
   async registerAll(eventTopics: TopicSpec[]): Promise<void> {
-    for (const spec of eventTopics) {
-      const topic = namespaced(this.namespace, spec.name);
-      for (const record of spec.records) {
+    const records = eventTopics.flatMap((spec) => spec.records.map((record) => ({ topic: namespaced(this.namespace, spec.name), record })));
+    await Promise.all(
+      records.map(async ({ topic, record }) => {
         const schema = JSON.stringify(loadSchema(record));
         const { id } = await this.registry.register({ type: SchemaType.AVRO, schema }, { subject: subjectFor(topic, record) });
         this.ids.set(`${topic}|${shortName(record)}`, id);
-      }
-    }
+      }),
+    );
   }
 
   async encode(topic: string, event: Event, envelope: EventEnvelope): Promise<Buffer> {

@@ -27,7 +27,7 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
 }
 
 /** Creates missing topics; existing ones are left as they are (partition counts never shrink). */
-export async function ensureTopics(admin: Admin, namespace: string, specs: TopicSpec[], partitions: number): Promise<void> {
+export async function ensureTopics(admin: Admin, namespace: string, specs: TopicSpec[], partitions: number, attempt = 1): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing: ITopicConfig[] = specs
     .map((spec) => ({ spec, name: namespaced(namespace, spec.name) }))
@@ -47,6 +47,13 @@ export async function ensureTopics(admin: Admin, namespace: string, specs: Topic
     await admin.createTopics({ topics: missing, waitForLeaders: true });
   } catch (error) {
     // Two processes starting at once may race to create the same topic; that is fine.
-    if (!(error instanceof Error) || !/already exists/i.test(error.message)) throw error;
+    if (error instanceof Error && /already exists/i.test(error.message)) return;
+    // KRaft may answer the leader check before the new topics' metadata has propagated; kafkajs gives up on
+    // that at once, so look again (the topics now exist) a bounded number of times.
+    if ((error as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' && attempt < 5) {
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      return ensureTopics(admin, namespace, specs, partitions, attempt + 1);
+    }
+    throw error;
   }
 }

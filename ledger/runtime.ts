@@ -36,21 +36,19 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const db = createKnex(config.DATABASE_URL);
   const stops: (() => Promise<void>)[] = [];
   try {
-    for (const definition of aggregates) {
-      const processor = new CommandProcessor({ kafka, codec, namespace, logger }, definition);
-      await processor.start();
-      stops.push(() => processor.stop());
-    }
-    for (const route of eventRoutes) {
-      const router = new EventRouter({ kafka, codec, namespace, logger }, route);
-      await router.start();
-      stops.push(() => router.stop());
-    }
-    for (const projection of projections) {
-      const runner = new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true });
-      await runner.start();
-      stops.push(() => runner.stop());
-    }
+    // Parts of one kind are independent consumer groups: start them side by side.
+    const startAll = (parts: { start: () => Promise<void>; stop: () => Promise<void> }[]) =>
+      Promise.all(
+        parts.map(async (part) => {
+          await part.start();
+          stops.push(() => part.stop());
+        }),
+      );
+    await startAll(aggregates.map((definition) => new CommandProcessor({ kafka, codec, namespace, logger }, definition)));
+    await startAll(eventRoutes.map((route) => new EventRouter({ kafka, codec, namespace, logger }, route)));
+    await startAll(
+      projections.map((projection) => new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true })),
+    );
     const waiter = new ProjectionWaiter(config.DATABASE_URL, db, projections, namespace, logger);
     await waiter.start();
     stops.push(() => waiter.stop());
