@@ -1,4 +1,6 @@
 import type { EventRoute } from '../ledger/event-router.ts';
+import { orderFulfilmentRoute } from './order-fulfilment-route.ts';
+import { validationRoute } from './validation-route.ts';
 
 /** Stream processors that turn events into commands for other aggregates; each runs as its own consumer group. */
-export const eventRoutes: EventRoute[] = [];
+export const eventRoutes: EventRoute[] = [validationRoute, orderFulfilmentRoute];

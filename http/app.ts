@@ -8,13 +8,24 @@ import { authPlugin } from './plugins/auth.ts';
 import { ledgerPlugin } from './plugins/ledger.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import auditRoutes from './routes/audit.ts';
+import attributeRoutes from './routes/attributes.ts';
+import brandRoutes from './routes/brands.ts';
+import categoryRoutes from './routes/categories.ts';
+import mediaRoutes from './routes/media.ts';
+import inventoryRoutes from './routes/inventory.ts';
+import orderRoutes from './routes/orders.ts';
 import productRoutes from './routes/products.ts';
 import statsRoutes from './routes/stats.ts';
+import templateRoutes from './routes/templates.ts';
+import validationRoutes from './routes/validation.ts';
 
 export async function buildApp(config: Config, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // The ledger plugin creates topics, registers schemas and restores every aggregate before it serves;
+    // on a fresh namespace that outgrows fastify's 10 s default.
+    pluginTimeout: 120_000,
     genReqId: (request) => {
       const given = request.headers['x-correlation-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
@@ -50,8 +61,22 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
       await api.register(productRoutes);
       await api.register(statsRoutes);
       await api.register(auditRoutes);
+      await api.register(categoryRoutes);
+      await api.register(brandRoutes);
+      await api.register(attributeRoutes);
+      await api.register(templateRoutes);
+      await api.register(validationRoutes);
+      await api.register(mediaRoutes);
     },
     { prefix: '/api/v1/pim' },
+  );
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', api.authenticate);
+      await api.register(orderRoutes);
+      await api.register(inventoryRoutes);
+    },
+    { prefix: '/api/v1/oms' },
   );
   return app;
 }

@@ -63,12 +63,17 @@ export class CommandBus {
 
   async send(topic: TopicSpec, aggregateId: string, command: Command): Promise<CommandReply> {
     const reply = this.awaitReply(command.metadata.commandId, this.timeoutMs);
+    await this.post(topic, aggregateId, command);
+    return reply;
+  }
+
+  /** Appends a command without waiting for its decision: the write is durable once this resolves. */
+  async post(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
     await this.producer.send({
       topic: namespaced(this.namespace, topic.name),
       acks: -1,
       messages: [{ key: aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } }],
     });
-    return reply;
   }
 
   private awaitReply(commandId: string, timeoutMs: number): Promise<CommandReply> {

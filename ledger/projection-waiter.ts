@@ -9,6 +9,7 @@ import { namespaced } from './topics.ts';
 export class ProjectionLagError extends Error {}
 
 type Waiter = { key: string; offset: bigint; resolve: () => void };
+type Watch = { projection: string; recheck: () => void };
 
 /**
  * Read-your-writes: resolves once every projection that reads a topic has checkpointed past the
@@ -17,6 +18,7 @@ type Waiter = { key: string; offset: bigint; resolve: () => void };
 export class ProjectionWaiter {
   private readonly applied = new Map<string, bigint>();
   private waiters: Waiter[] = [];
+  private watches: Watch[] = [];
   private client?: pg.Client;
 
   constructor(
@@ -79,9 +81,49 @@ export class ProjectionWaiter {
     }
   }
 
+  /**
+   * Resolves with the first non-undefined result of `read`, which runs now and again after every
+   * progress of the projection; for outcomes decided later in the log than the command's own events.
+   */
+  async waitUntil<T>(projection: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+    let watch: Watch | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await new Promise<T>((resolve, reject) => {
+        let running = false;
+        let again = false;
+        const recheck = () => {
+          if (running) {
+            again = true;
+            return;
+          }
+          running = true;
+          again = false;
+          read().then(
+            (value) => {
+              running = false;
+              if (value !== undefined) resolve(value);
+              else if (again) recheck();
+            },
+            reject,
+          );
+        };
+        watch = { projection, recheck };
+        this.watches.push(watch);
+        timer = setTimeout(() => reject(new ProjectionLagError('the read model has not shown the outcome yet')), timeoutMs);
+        recheck();
+      });
+    } finally {
+      clearTimeout(timer);
+      this.watches = this.watches.filter((w) => w !== watch);
+    }
+  }
+
   private advance(key: string, offset: bigint): void {
     if ((this.applied.get(key) ?? -1n) >= offset) return;
     this.applied.set(key, offset);
+    const projection = key.slice(0, key.indexOf('|'));
+    for (const watch of this.watches) if (watch.projection === projection) watch.recheck();
     const reached = (w: Waiter) => w.key === key && w.offset <= offset;
     const ready = this.waiters.filter(reached);
     this.waiters = this.waiters.filter((w) => !reached(w));

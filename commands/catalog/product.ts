@@ -3,12 +3,16 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
 
 // ── Events ──────────────────────────────────────────────────────────────────
 export type ProductStatus = 'ACTIVE' | 'DRAFT';
-export type ProductField = 'title' | 'description' | 'category';
+export type ProductField = 'title' | 'description' | 'category' | 'sku' | 'brand' | 'templateId';
+const productFields: ProductField[] = ['title', 'description', 'category', 'sku', 'brand', 'templateId'];
+/** The optional text fields a product may carry beside its title. */
+export type ProductExtras = { sku: string | null; brand: string | null; templateId: string | null };
 export type FieldChange = { field: ProductField; previous: string | null; current: string | null };
 
 export type ProductCreated = Event<
   'ProductCreated',
-  { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus }
+  // Events written before sku, brand and templateId existed lack them: absent means null.
+  { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus } & Partial<ProductExtras>
 >;
 export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[] }>;
 export type ProductDeleted = Event<'ProductDeleted', { productId: string; variantIds: string[] }>;
@@ -25,7 +29,12 @@ export type VariantAdded = Event<
   }
 >;
 
-export type ProductEvent = ProductCreated | ProductUpdated | ProductDeleted | VariantAdded;
+export type MediaAdded = Event<
+  'MediaAdded',
+  { productId: string; mediaId: string; variantId: string | null; url: string; altText: string | null; sortOrder: number }
+>;
+
+export type ProductEvent = ProductCreated | ProductUpdated | ProductDeleted | VariantAdded | MediaAdded;
 
 // ── State ───────────────────────────────────────────────────────────────────
 export type Product =
@@ -36,7 +45,8 @@ export type Product =
       description: string | null;
       category: string | null;
       variantIds: string[];
-    }
+      mediaIds: string[];
+    } & ProductExtras
   | { status: 'Deleted' };
 
 export const initialState = (): Product => ({ status: 'Empty' });
@@ -44,8 +54,8 @@ export const initialState = (): Product => ({ status: 'Empty' });
 export const evolve = (state: Product, event: ProductEvent): Product => {
   switch (event.type) {
     case 'ProductCreated': {
-      const { title, description, category } = event.data;
-      return { status: 'Existing', title, description, category, variantIds: [] };
+      const { title, description, category, sku = null, brand = null, templateId = null } = event.data;
+      return { status: 'Existing', title, description, category, sku, brand, templateId, variantIds: [], mediaIds: [] };
     }
     case 'ProductUpdated': {
       if (state.status !== 'Existing') return state;
@@ -61,6 +71,9 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
     case 'VariantAdded':
       if (state.status !== 'Existing') return state;
       return { ...state, variantIds: [...state.variantIds, event.data.variantId] };
+    case 'MediaAdded':
+      if (state.status !== 'Existing') return state;
+      return { ...state, mediaIds: [...state.mediaIds, event.data.mediaId] };
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -71,17 +84,18 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
 // ── Commands ────────────────────────────────────────────────────────────────
 export type CreateProduct = Command<
   'CreateProduct',
-  { productId: string; title: string; description: string | null; category: string | null }
+  { productId: string; title: string; description: string | null; category: string | null } & Partial<ProductExtras>
 >;
 /** Absent fields stay as they are; `null` clears an optional field. */
 export type UpdateProduct = Command<
   'UpdateProduct',
-  { productId: string; title?: string; description?: string | null; category?: string | null }
+  { productId: string; title?: string; description?: string | null; category?: string | null } & Partial<ProductExtras>
 >;
 export type DeleteProduct = Command<'DeleteProduct', { productId: string }>;
 export type AddVariant = Command<'AddVariant', VariantAdded['data']>;
+export type AddMedia = Command<'AddMedia', MediaAdded['data']>;
 
-export type ProductCommand = CreateProduct | UpdateProduct | DeleteProduct | AddVariant;
+export type ProductCommand = CreateProduct | UpdateProduct | DeleteProduct | AddVariant | AddMedia;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const notFound = (productId: string) => new NotFoundError(`product ${productId} not found`);
@@ -98,8 +112,7 @@ const create = ({ data }: CreateProduct, state: Product): ProductEvent[] => {
 
 const update = ({ data }: UpdateProduct, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
-  const fields: ProductField[] = ['title', 'description', 'category'];
-  const changes = fields.flatMap((field): FieldChange[] => {
+  const changes = productFields.flatMap((field): FieldChange[] => {
     const requested = data[field];
     if (requested === undefined || requested === product[field]) return [];
     return [{ field, previous: product[field], current: requested }];
@@ -119,6 +132,15 @@ const addVariant = ({ data }: AddVariant, state: Product): ProductEvent[] => {
   return [{ type: 'VariantAdded', data }];
 };
 
+const addMedia = ({ data }: AddMedia, state: Product): ProductEvent[] => {
+  const product = existing(state, data.productId);
+  if (product.mediaIds.includes(data.mediaId)) throw new ConflictError(`media ${data.mediaId} already exists`);
+  if (data.variantId !== null && !product.variantIds.includes(data.variantId)) {
+    throw new NotFoundError(`variant ${data.variantId} not found`, [{ path: 'body.variant_id', message: 'not a variant of this product' }]);
+  }
+  return [{ type: 'MediaAdded', data }];
+};
+
 export const decide = (command: ProductCommand, state: Product): ProductEvent[] => {
   switch (command.type) {
     case 'CreateProduct':
@@ -129,6 +151,8 @@ export const decide = (command: ProductCommand, state: Product): ProductEvent[] 
       return remove(command, state);
     case 'AddVariant':
       return addVariant(command, state);
+    case 'AddMedia':
+      return addMedia(command, state);
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);

@@ -15,9 +15,14 @@ export type Execute = <C extends Command>(
   command: Pick<C, 'type' | 'data'>,
 ) => Promise<void>;
 
+/** Appends a command and returns without waiting for its decision (202 endpoints). */
+export type Dispatch = Execute;
+/** Waits until `read` finds the outcome in the named projection's read model, bounded by COMMAND_TIMEOUT_MS. */
+export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undefined>) => Promise<T>;
+
 declare module 'fastify' {
   interface FastifyInstance {
-    ledger: { db: Knex; execute: Execute };
+    ledger: { db: Knex; execute: Execute; dispatch: Dispatch; awaitOutcome: AwaitOutcome };
   }
 }
 
@@ -30,14 +35,19 @@ export const ledgerPlugin = fp(
     const runtime = await startRuntime(config, logger);
     app.addHook('onClose', () => runtime.stop());
 
-    const execute: Execute = async (request, { topic, aggregateId }, { type, data }) => {
+    const metadataOf = (request: FastifyRequest) => {
       const { tenantId, orgId, actor } = request.principal;
-      const metadata = { commandId: randomUUID(), tenantId, orgId, actor, issuedAt: Date.now(), correlationId: String(request.id) };
-      const reply = await runtime.bus.send(topic, aggregateId, { type, data, metadata });
+      return { commandId: randomUUID(), tenantId, orgId, actor, issuedAt: Date.now(), correlationId: String(request.id) };
+    };
+    const execute: Execute = async (request, { topic, aggregateId }, { type, data }) => {
+      const reply = await runtime.bus.send(topic, aggregateId, { type, data, metadata: metadataOf(request) });
       if (reply.outcome === 'rejected') throw deserializeDomainError(reply.error);
       if (reply.outcome === 'accepted') await runtime.waiter.waitFor(reply.positions, config.COMMAND_TIMEOUT_MS);
     };
-    app.decorate('ledger', { db: runtime.db, execute });
+    const dispatch: Dispatch = (request, { topic, aggregateId }, { type, data }) =>
+      runtime.bus.post(topic, aggregateId, { type, data, metadata: metadataOf(request) });
+    const awaitOutcome: AwaitOutcome = (projection, read) => runtime.waiter.waitUntil(projection, read, config.COMMAND_TIMEOUT_MS);
+    app.decorate('ledger', { db: runtime.db, execute, dispatch, awaitOutcome });
   },
   { name: 'ledger' },
 );

@@ -6,6 +6,7 @@ import type { AddVariant, CreateProduct, DeleteProduct, UpdateProduct } from '..
 import { NotFoundError } from '../../ledger/errors.ts';
 import { topics } from '../../ledger/topics.ts';
 import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
+import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
@@ -16,7 +17,11 @@ const product = z
     title: z.string(),
     description: z.string().nullable(),
     category: z.string().nullable(),
+    sku: z.string().nullable(),
+    brand: z.string().nullable(),
+    template_id: uuid.nullable().describe('The product template it follows'),
     status: z.enum(['ACTIVE', 'DRAFT']),
+    quality_score: z.number().int().min(0).max(100).nullable().describe('0..100 by the rule set in docs/decisions.md; recomputed on every change of the product'),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -38,11 +43,18 @@ const title = text().trim().min(1).max(500);
 const description = text().max(10_000).nullable();
 const category = text().trim().min(1).max(200).nullable();
 
-const createBody = z.object({ title, description: description.optional(), category: category.optional() }).strict();
-const updateBody = z.object({ title: title.optional(), description: description.optional(), category: category.optional() }).strict();
+const sku = text().trim().min(1).max(100);
+/** The optional PIM fields beside title, description and category (docs/decisions.md). */
+const extras = {
+  sku: sku.nullish().describe("The product's own SKU; variants carry theirs"),
+  brand: text().trim().min(1).max(200).nullish().describe('Brand name'),
+  template_id: uuid.nullish().describe('An existing product template of the tenant'),
+};
+const createBody = z.object({ title, description: description.optional(), category: category.optional(), ...extras }).strict();
+const updateBody = z.object({ title: title.optional(), description: description.optional(), category: category.optional(), ...extras }).strict();
 const variantBody = z
   .object({
-    sku: text().trim().min(1).max(100).nullish(),
+    sku: sku.nullish(),
     barcode: text().trim().min(1).max(64).nullish(),
     price: decimalAmount.nullish(),
     currency: currencyCode.nullish(),
@@ -57,7 +69,11 @@ const toProduct = (row: ProductRow): z.infer<typeof product> => ({
   title: row.title,
   description: row.description,
   category: row.category,
+  sku: row.sku,
+  brand: row.brand,
+  template_id: row.template_id,
   status: row.status as 'ACTIVE' | 'DRAFT',
+  quality_score: row.quality_score,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),
 });
@@ -74,6 +90,17 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     return toProduct(row);
   };
   const tags = ['products'];
+  /**
+   * sku, brand and template_id as the command spells them, only those the body gives. Templates are never
+   * deleted, so the read model saying one exists is as good as its single writer saying so.
+   */
+  const pimFields = async (request: FastifyRequest, body: { sku?: string | null; brand?: string | null; template_id?: string | null }) => {
+    const { sku: s, brand, template_id: templateId } = body;
+    if (templateId && !(await findOwned(db, 'templates', request.principal, templateId))) {
+      throw new NotFoundError(`template ${templateId} not found`, [{ path: 'body.template_id', message: 'no such template' }]);
+    }
+    return Object.fromEntries(Object.entries({ sku: s, brand, templateId }).filter(([, value]) => value !== undefined));
+  };
 
   app.get('/products', {
     schema: { tags, summary: 'The 100 most recently created products', headers: standardHeaders, response: { 200: z.array(product), ...errorResponses } },
@@ -85,7 +112,8 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     handler: async (request, reply) => {
       const productId = randomUUID();
       const { title: t, description: d = null, category: c = null } = request.body;
-      await execute<CreateProduct>(request, target(productId), { type: 'CreateProduct', data: { productId, title: t, description: d, category: c } });
+      const data = { productId, title: t, description: d, category: c, ...(await pimFields(request, request.body)) };
+      await execute<CreateProduct>(request, target(productId), { type: 'CreateProduct', data });
       return reply.code(201).send(await readProduct(request, productId));
     },
   });
@@ -98,7 +126,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   app.put('/products/:id', {
     schema: {
       tags,
-      summary: 'Change title, description or category; null clears an optional field',
+      summary: 'Change title, description, category, sku, brand or template_id; null clears an optional field',
       headers: standardHeaders,
       params: idParams,
       body: updateBody,
@@ -106,7 +134,9 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     },
     handler: async (request) => {
       const productId = request.params.id;
-      await execute<UpdateProduct>(request, target(productId), { type: 'UpdateProduct', data: { productId, ...request.body } });
+      const { title: t, description: d, category: c } = request.body;
+      const data = { productId, title: t, description: d, category: c, ...(await pimFields(request, request.body)) };
+      await execute<UpdateProduct>(request, target(productId), { type: 'UpdateProduct', data });
       return readProduct(request, productId);
     },
   });

@@ -1,12 +1,16 @@
-import type { FieldChange, ProductEvent } from '../../commands/catalog/product.ts';
+import type { FieldChange, ProductEvent, ProductField } from '../../commands/catalog/product.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { catalogMigrations } from './catalog-migrations.ts';
+import { refreshQualityScore } from './quality-score-column.ts';
+import { taxonomyHandlers } from './taxonomy-handlers.ts';
 
 type Recorded<T extends ProductEvent['type']> = RecordedEvent<Extract<ProductEvent, { type: T }>>;
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
+
+const columnOf = (field: ProductField) => (field === 'templateId' ? 'template_id' : field);
 
 const handlers: { [T in ProductEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
   ProductCreated: (event, { table }) =>
@@ -18,6 +22,9 @@ const handlers: { [T in ProductEvent['type']]: (event: Recorded<T>, context: Pro
         title: event.data.title,
         description: event.data.description,
         category: event.data.category,
+        sku: event.data.sku ?? null,
+        brand: event.data.brand ?? null,
+        template_id: event.data.templateId ?? null,
         status: event.data.status,
         created_at: at(event),
         updated_at: at(event),
@@ -28,10 +35,11 @@ const handlers: { [T in ProductEvent['type']]: (event: Recorded<T>, context: Pro
     table('products')
       .where({ id: event.data.productId })
       .update({
-        ...Object.fromEntries(event.data.changes.map((change: FieldChange) => [change.field, change.current])),
+        ...Object.fromEntries(event.data.changes.map((change: FieldChange) => [columnOf(change.field), change.current])),
         updated_at: at(event),
       }),
   ProductDeleted: async (event, { table }) => {
+    await table('media').where({ product_id: event.data.productId }).delete();
     await table('variants').where({ product_id: event.data.productId }).delete();
     await table('products').where({ id: event.data.productId }).delete();
   },
@@ -50,16 +58,36 @@ const handlers: { [T in ProductEvent['type']]: (event: Recorded<T>, context: Pro
       })
       .onConflict('id')
       .ignore(),
+  MediaAdded: (event, { table }) =>
+    table('media')
+      .insert({
+        id: event.data.mediaId,
+        tenant_id: event.envelope.tenantId,
+        org_id: event.envelope.orgId,
+        product_id: event.data.productId,
+        variant_id: event.data.variantId,
+        url: event.data.url,
+        alt_text: event.data.altText,
+        sort_order: event.data.sortOrder,
+        created_at: at(event),
+        updated_at: at(event),
+      })
+      .onConflict('id')
+      .ignore(),
 };
 
-/** Products and their variants, as GET /api/v1/pim/products and the catalog statistics read them. */
+const scored: ReadonlySet<string> = new Set<ProductEvent['type']>(['ProductCreated', 'ProductUpdated', 'VariantAdded', 'MediaAdded']);
+
+const allHandlers = { ...handlers, ...taxonomyHandlers } as Record<string, (e: RecordedEvent, c: ProjectionContext) => Promise<unknown>>;
+
+/** The catalog: products and their variants, brands and the taxonomy, as the PIM endpoints and the statistics read them. */
 export const catalogProjection: Projection = {
   name: 'catalog',
-  topics: [topics.productEvents],
+  topics: [topics.productEvents, topics.taxonomyEvents, topics.brandEvents],
   migrations: catalogMigrations,
-  canHandle: Object.keys(handlers),
+  canHandle: Object.keys(allHandlers),
   evolve: async (event, context) => {
-    const handler = handlers[event.type as ProductEvent['type']] as (e: RecordedEvent, c: ProjectionContext) => Promise<unknown>;
-    await handler(event, context);
+    await allHandlers[event.type]?.(event, context);
+    if (scored.has(event.type)) await refreshQualityScore(context, (event.data as { productId: string }).productId);
   },
 };

@@ -15,7 +15,11 @@ export type ProductRow = {
   title: string;
   description: string | null;
   category: string | null;
+  sku: string | null;
+  brand: string | null;
+  template_id: string | null;
   status: string;
+  quality_score: number | null;
   created_at: Date;
   updated_at: Date;
 };

@@ -123,7 +123,15 @@ describe('products', () => {
     const counted = await newTenant(service.baseUrl);
     const empty = await counted.request('GET', '/api/v1/pim/stats');
     expect(empty.status).toBe(200);
-    expect(empty.body).toEqual({ total_products: 0, active_products: 0, total_variants: 0, total_brands: 0, total_categories: 0, validation_issues: 0 });
+    expect(empty.body).toEqual({
+      total_products: 0,
+      active_products: 0,
+      total_variants: 0,
+      total_brands: 0,
+      total_categories: 0,
+      total_attributes: 0,
+      validation_issues: 0,
+    });
     const { body: a } = await counted.request('POST', '/api/v1/pim/products', { title: 'A' });
     const { body: b } = await counted.request('POST', '/api/v1/pim/products', { title: 'B' });
     await counted.request('POST', `/api/v1/pim/products/${a.id}/variants`, { sku: 'A-1' });

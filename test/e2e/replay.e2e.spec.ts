@@ -26,7 +26,27 @@ const snapshot = async () => ({
   products: await db('rm_catalog.products').orderBy('id'),
   variants: await db('rm_catalog.variants').orderBy('id'),
   audit: await db('rm_audit.audit_events').orderBy('id'),
+  categories: await db('rm_catalog.categories').orderBy('id'),
+  brands: await db('rm_catalog.brands').orderBy('id'),
+  attributes: await db('rm_catalog.attributes').orderBy('id'),
+  attributeGroups: await db('rm_catalog.attribute_groups').orderBy('id'),
+  templates: await db('rm_catalog.templates').orderBy('id'),
+  media: await db('rm_catalog.media').orderBy('id'),
+  issues: await db('rm_validation.validation_issues').orderBy('id'),
 });
+
+/** The validator is asynchronous: wait (bounded) until the open issues are exactly the expected ones. */
+async function openIssuesBecome(expected: string[]): Promise<void> {
+  const until = Date.now() + 30_000;
+  let seen: string[] = [];
+  while (Date.now() < until) {
+    const { body } = await tenant.request('GET', '/api/v1/pim/validation');
+    seen = body.map((i: { product_id: string; issue_type: string }) => `${i.product_id}:${i.issue_type}`).sort();
+    if (JSON.stringify(seen) === JSON.stringify([...expected].sort())) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`open issues stayed ${JSON.stringify(seen)}`);
+}
 
 const replay = (projection: string) =>
   promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), projection], { env: service.env, timeout: 120_000 });
@@ -41,18 +61,40 @@ describe('replay', () => {
     }
     for (const id of ids.slice(0, 4)) await tenant.request('PUT', `/api/v1/pim/products/${id}`, { title: 'Renamed', category: 'replayed' });
     for (const id of ids.slice(4, 7)) await tenant.request('DELETE', `/api/v1/pim/products/${id}`);
+    const root = (await tenant.request('POST', '/api/v1/pim/categories', { name: 'Root', slug: 'root' })).body;
+    await tenant.request('POST', '/api/v1/pim/categories', { name: 'Leaf', slug: 'leaf', parentId: root.id });
+    await tenant.request('POST', '/api/v1/pim/brands', { name: 'Replayed', logoUrl: 'https://example.com/logo.png' });
+    await tenant.request('POST', '/api/v1/pim/media', { url: 'https://example.com/1.png', product_id: ids[1], sort_order: 3 });
+    await tenant.request('PUT', `/api/v1/pim/products/${ids[3]}`, { sku: 'OWN-3', brand: 'Replayed' });
+    const attribute = (await tenant.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size', type: 'SELECT', options: ['S', 'M'] })).body;
+    const group = (await tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Sizing', attribute_ids: [attribute.id] })).body;
+    await tenant.request('POST', '/api/v1/pim/templates', { name: 'Shirt', category_id: root.id, attribute_group_ids: [group.id], required_attribute_ids: [attribute.id] });
+    // Even-numbered products lack a description; 8 and 10 also score 25 (< 40); 0 and 2 reach 40 with their category.
+    const at = (i: number) => ids[i] as string;
+    await openIssuesBecome([
+      `${at(0)}:MISSING_DESCRIPTION`,
+      `${at(2)}:MISSING_DESCRIPTION`,
+      `${at(8)}:MISSING_DESCRIPTION`,
+      `${at(8)}:LOW_QUALITY_SCORE`,
+      `${at(10)}:MISSING_DESCRIPTION`,
+      `${at(10)}:LOW_QUALITY_SCORE`,
+    ]);
 
     const before = await snapshot();
     expect(before.products.length).toBeGreaterThanOrEqual(9);
+    expect(before.issues.filter((i: { resolved: boolean }) => i.resolved).length).toBeGreaterThan(0);
 
     const result = await replay('all');
     expect(result.stdout).toMatch(/catalog: rebuilt into rm_catalog/);
     expect(result.stdout).toMatch(/audit: rebuilt into rm_audit/);
+    expect(result.stdout).toMatch(/validation: rebuilt into rm_validation/);
     expect(result.stderr).toMatch(/100%/);
 
     expect(await snapshot()).toEqual(before);
     const schemas = await db.raw("select nspname from pg_namespace where nspname like 'rm_%' order by nspname");
-    expect(schemas.rows.map((r: { nspname: string }) => r.nspname)).toEqual(['rm_audit', 'rm_catalog']);
+    const names = schemas.rows.map((r: { nspname: string }) => r.nspname);
+    expect(names).toEqual(expect.arrayContaining(['rm_audit', 'rm_catalog', 'rm_validation']));
+    expect(names.filter((name: string) => name.includes('__'))).toEqual([]);
 
     // The service reads and writes through the swapped-in schemas without a restart.
     const created = await tenant.request('POST', '/api/v1/pim/products', { title: 'After replay' });

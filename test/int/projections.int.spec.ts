@@ -66,7 +66,12 @@ describe('catalog projection', () => {
         title: 'Desk lamp',
         description: null,
         category: 'home',
+        sku: null,
+        brand: null,
+        template_id: null,
         status: 'ACTIVE',
+        // title 10 + category 15 + a priced variant 15 (docs/decisions.md)
+        quality_score: 40,
         created_at: new Date(1_000),
         updated_at: new Date(3_000),
       },

@@ -64,7 +64,7 @@ describe('event schemas', () => {
     const again = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(original) }, { subject });
     expect(again.id).toBe(first.id);
 
-    const compatible = { ...original, fields: [...original.fields, { name: 'brand', type: ['null', 'string'], default: null }] };
+    const compatible = { ...original, fields: [...original.fields, { name: 'subtitle', type: ['null', 'string'], default: null }] };
     await expect(registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(compatible) }, { subject })).resolves.toHaveProperty('id');
 
     const breaking = { ...compatible, fields: [...compatible.fields, { name: 'mandatory', type: 'string' }] };

@@ -84,4 +84,23 @@ describe('product decider', () => {
     expect(events).toEqual([{ type: 'VariantAdded', data }]);
     expect(given(created, ...events).when({ type: 'AddVariant', data })).toThrow(ConflictError);
   });
+
+  it('carries sku, brand and template, and records their changes', () => {
+    const data = { productId, title: 'Mug', description: null, category: null, sku: 'MUG', brand: 'Acme', templateId: 't1' };
+    const [withExtras] = given().when({ type: 'CreateProduct', data })();
+    expect(withExtras).toEqual({ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } });
+    expect(given(withExtras as ProductEvent).when({ type: 'UpdateProduct', data: { productId, brand: null, sku: 'MUG' } })()).toEqual([
+      { type: 'ProductUpdated', data: { productId, changes: [{ field: 'brand', previous: 'Acme', current: null }] } },
+    ]);
+  });
+
+  it('attaches media to the product or one of its own variants', () => {
+    const variantAdded: ProductEvent = { type: 'VariantAdded', data: { productId, variantId: 'v1', sku: null, barcode: null, price: null, currency: null } };
+    const media = { productId, mediaId: 'm1', variantId: 'v1', url: 'https://cdn.example.com/a.png', altText: null, sortOrder: 0 };
+    const events = given(created, variantAdded).when({ type: 'AddMedia', data: media })();
+    expect(events).toEqual([{ type: 'MediaAdded', data: media }]);
+    expect(given(created, variantAdded, ...events).when({ type: 'AddMedia', data: media })).toThrow(ConflictError);
+    expect(given(created).when({ type: 'AddMedia', data: media })).toThrow(NotFoundError);
+    expect(given().when({ type: 'AddMedia', data: { ...media, variantId: null } })).toThrow(NotFoundError);
+  });
 });

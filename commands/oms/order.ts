@@ -1,0 +1,167 @@
+import { v5 as uuidv5 } from 'uuid';
+import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
+import type { Command, Decider, Event } from '../../ledger/message.ts';
+import type { ReservationLine } from './inventory.ts';
+import { orderTotals } from './money.ts';
+
+/**
+ * One order, keyed by UUIDv5(tenant, org, idempotency key). Lifecycle:
+ * pending → confirmed | rejected; confirmed → processing → shipped → delivered;
+ * confirmed | processing → cancelled. No skipping, no way back.
+ */
+const ORDER_NAMESPACE = 'c2a7e4d9-5b3f-4e1a-8c6d-1f9b2e7a4c30';
+/** The idempotency key is scoped to the tenant's organization; the same key lands on the same order. */
+export const orderIdOf = (tenantId: string, orgId: string, idempotencyKey: string): string =>
+  uuidv5(`${tenantId}/${orgId}/${idempotencyKey}`, ORDER_NAMESPACE);
+
+export type OrderStatus = 'pending' | 'confirmed' | 'rejected' | 'processing' | 'shipped' | 'delivered' | 'cancelled';
+export type RequestableStatus = 'processing' | 'shipped' | 'delivered' | 'cancelled';
+
+const transitions: Record<OrderStatus, readonly OrderStatus[]> = {
+  pending: [],
+  rejected: [],
+  confirmed: ['processing', 'cancelled'],
+  processing: ['shipped', 'cancelled'],
+  shipped: ['delivered'],
+  delivered: [],
+  cancelled: [],
+};
+
+// ── Events ──────────────────────────────────────────────────────────────────
+export type OrderLineRequest = {
+  name: string;
+  quantity: number;
+  /** Exact decimal string in the order currency. */
+  unitPrice: string;
+  variantId: string | null;
+  locationId: string | null;
+  sku: string | null;
+  variantLabel: string | null;
+  requiresShipment: boolean;
+};
+export type OrderLine = OrderLineRequest & { lineTotal: string };
+
+type OrderRequest = {
+  orderId: string;
+  idempotencyKey: string;
+  /** SHA-256 of the normalized request: the same key with another request is a conflict. */
+  requestHash: string;
+  currency: string;
+  customerId: string | null;
+  salesChannel: string | null;
+  platform: string | null;
+  paymentProvider: string;
+  paymentTransactionId: string;
+  tags: string[];
+} & Charges;
+
+type Charges = { discountTotal: string; shippingTotal: string; taxTotal: string };
+
+export type OrderPlaced = Event<
+  'OrderPlaced',
+  Omit<OrderRequest, keyof Charges> & Charges & { lines: OrderLine[]; subtotal: string; total: string }
+>;
+export type OrderConfirmed = Event<'OrderConfirmed', { orderId: string; paymentStatus: string }>;
+export type OrderRejected = Event<'OrderRejected', { orderId: string; reason: string; message: string; lineIndex: number | null }>;
+export type OrderStatusChanged = Event<'OrderStatusChanged', { orderId: string; from: OrderStatus; to: OrderStatus }>;
+export type OrderStatusChangeRejected = Event<'OrderStatusChangeRejected', { orderId: string; current: OrderStatus; requested: string; reason: string }>;
+
+export type OrderEvent = OrderPlaced | OrderConfirmed | OrderRejected | OrderStatusChanged | OrderStatusChangeRejected;
+
+// ── State ───────────────────────────────────────────────────────────────────
+export type Order = { status: 'Empty' } | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string };
+
+export const initialState = (): Order => ({ status: 'Empty' });
+
+const withStatus = (state: Order, orderStatus: OrderStatus): Order => (state.status === 'Placed' ? { ...state, orderStatus } : state);
+
+export const evolve = (state: Order, event: OrderEvent): Order => {
+  switch (event.type) {
+    case 'OrderPlaced':
+      return { status: 'Placed', orderStatus: 'pending', requestHash: event.data.requestHash };
+    case 'OrderConfirmed':
+      return withStatus(state, 'confirmed');
+    case 'OrderRejected':
+      return withStatus(state, 'rejected');
+    case 'OrderStatusChanged':
+      return withStatus(state, event.data.to);
+    case 'OrderStatusChangeRejected':
+      return state;
+    default: {
+      const exhaustive: never = event;
+      return exhaustive;
+    }
+  }
+};
+
+/** The lines that hold stock: those with a variant (and so, by the field rules, a location). */
+export const reservationLines = (lines: OrderLineRequest[]): ReservationLine[] =>
+  lines.flatMap((line, lineIndex) =>
+    line.variantId && line.locationId ? [{ lineIndex, variantId: line.variantId, locationId: line.locationId, quantity: line.quantity }] : [],
+  );
+
+// ── Commands ────────────────────────────────────────────────────────────────
+export type PlaceOrder = Command<'PlaceOrder', OrderRequest & { lines: OrderLineRequest[] }>;
+export type ConfirmOrder = Command<'ConfirmOrder', { orderId: string }>;
+export type RejectOrder = Command<'RejectOrder', OrderRejected['data']>;
+export type RequestOrderStatus = Command<'RequestOrderStatus', { orderId: string; status: RequestableStatus }>;
+
+export type OrderCommand = PlaceOrder | ConfirmOrder | RejectOrder | RequestOrderStatus;
+
+// ── Decide ──────────────────────────────────────────────────────────────────
+const place = ({ data }: PlaceOrder, state: Order): OrderEvent[] => {
+  if (state.status === 'Placed') {
+    // The same key with the same request is the original order again: nothing new happens.
+    if (state.requestHash === data.requestHash) return [];
+    throw new ConflictError(`idempotency key ${data.idempotencyKey} was already used for a different order request`, [
+      { path: 'body.idempotency_key', message: 'already used with a different request' },
+    ]);
+  }
+  const { lineTotals, ...totals } = orderTotals(data.lines, data);
+  if (totals.total.startsWith('-')) {
+    throw new ValidationError('the order total would be negative', [{ path: 'body.discount_total', message: 'exceeds subtotal + shipping_total + tax_total' }]);
+  }
+  const lines = data.lines.map((line, index) => ({ ...line, lineTotal: lineTotals[index] ?? '0.00' }));
+  return [{ type: 'OrderPlaced', data: { ...data, lines, ...totals } }];
+};
+
+const pending = (state: Order, orderId: string): boolean => {
+  if (state.status !== 'Placed') throw new NotFoundError(`order ${orderId} not found`);
+  return state.orderStatus === 'pending';
+};
+
+const confirm = ({ data }: ConfirmOrder, state: Order): OrderEvent[] =>
+  pending(state, data.orderId) ? [{ type: 'OrderConfirmed', data: { orderId: data.orderId, paymentStatus: 'authorized' } }] : [];
+
+const reject = ({ data }: RejectOrder, state: Order): OrderEvent[] => (pending(state, data.orderId) ? [{ type: 'OrderRejected', data }] : []);
+
+/** A refused transition is recorded, not thrown: the request was accepted with 202, so the history is where the client sees it. */
+const requestStatus = ({ data }: RequestOrderStatus, state: Order): OrderEvent[] => {
+  if (state.status !== 'Placed') throw new NotFoundError(`order ${data.orderId} not found`);
+  const current = state.orderStatus;
+  if (current === data.status) return [];
+  if (!transitions[current].includes(data.status)) {
+    const reason = `cannot move from ${current} to ${data.status}`;
+    return [{ type: 'OrderStatusChangeRejected', data: { orderId: data.orderId, current, requested: data.status, reason } }];
+  }
+  return [{ type: 'OrderStatusChanged', data: { orderId: data.orderId, from: current, to: data.status } }];
+};
+
+export const decide = (command: OrderCommand, state: Order): OrderEvent[] => {
+  switch (command.type) {
+    case 'PlaceOrder':
+      return place(command, state);
+    case 'ConfirmOrder':
+      return confirm(command, state);
+    case 'RejectOrder':
+      return reject(command, state);
+    case 'RequestOrderStatus':
+      return requestStatus(command, state);
+    default: {
+      const exhaustive: never = command;
+      throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
+    }
+  }
+};
+
+export const orderDecider: Decider<OrderCommand, OrderEvent, Order> = { initialState, evolve, decide };

@@ -1,0 +1,178 @@
+import { v5 as uuidv5 } from 'uuid';
+import type { ProductEvent } from '../catalog/product.ts';
+import type { Command, Decider, Event } from '../../ledger/message.ts';
+import { isValidGtin } from './gtin.ts';
+import { isBlank as blank, LOW_QUALITY_THRESHOLD, qualityScore, type ProductFacts, type VariantFacts } from './quality-score.ts';
+
+/**
+ * The data quality of one tenant and org's catalog. One aggregate per (tenant, org) because a duplicate
+ * SKU spans products: its state holds every product's facts, so the issues it raises depend only on
+ * the order of its own commands, and a replay converges on the same issues.
+ */
+const QUALITY_NAMESPACE = 'c4a1e6f2-7b0d-4d1e-8f3a-5e2b9c7d1a44';
+export const qualityIdOf = (tenantId: string, orgId: string): string => uuidv5(`${tenantId}/${orgId}`, QUALITY_NAMESPACE);
+export const issueIdOf = (qualityId: string, issueType: IssueType, subject: string): string => uuidv5(`${issueType}/${subject}`, qualityId);
+
+export type IssueType = 'MISSING_DESCRIPTION' | 'DUPLICATE_SKU' | 'INVALID_BARCODE' | 'LOW_QUALITY_SCORE';
+export type Severity = 'WARNING' | 'ERROR';
+
+// ── Events ──────────────────────────────────────────────────────────────────
+export type ProductQualityAssessed = Event<
+  'ProductQualityAssessed',
+  { qualityId: string; productId: string; deleted: boolean; score: number } & ProductFacts
+>;
+export type ValidationIssueRaised = Event<
+  'ValidationIssueRaised',
+  { qualityId: string; issueId: string; productId: string; issueType: IssueType; severity: Severity; message: string }
+>;
+export type ValidationIssueResolved = Event<'ValidationIssueResolved', { qualityId: string; issueId: string; productId: string }>;
+
+export type QualityEvent = ProductQualityAssessed | ValidationIssueRaised | ValidationIssueResolved;
+
+// ── State ───────────────────────────────────────────────────────────────────
+type OpenIssue = { productId: string; issueType: IssueType; message: string };
+export type DataQuality = { products: Record<string, ProductFacts>; open: Record<string, OpenIssue> };
+
+export const initialState = (): DataQuality => ({ products: {}, open: {} });
+
+export const evolve = (state: DataQuality, event: QualityEvent): DataQuality => {
+  switch (event.type) {
+    case 'ProductQualityAssessed': {
+      const { productId, deleted, sku, hasDescription, hasCategory, hasBrand, hasMedia, variants } = event.data;
+      const { [productId]: _gone, ...others } = state.products;
+      return { ...state, products: deleted ? others : { ...others, [productId]: { sku, hasDescription, hasCategory, hasBrand, hasMedia, variants } } };
+    }
+    case 'ValidationIssueRaised': {
+      const { issueId, productId, issueType, message } = event.data;
+      return { ...state, open: { ...state.open, [issueId]: { productId, issueType, message } } };
+    }
+    case 'ValidationIssueResolved': {
+      const { [event.data.issueId]: _resolved, ...open } = state.open;
+      return { ...state, open };
+    }
+    default: {
+      const exhaustive: never = event;
+      return exhaustive;
+    }
+  }
+};
+
+// ── Commands ────────────────────────────────────────────────────────────────
+/** A catalog event, forwarded by the validation router (consumers/validation-route.ts). */
+export type AssessCatalogChange = Command<'AssessCatalogChange', { qualityId: string; change: ProductEvent }>;
+export type QualityCommand = AssessCatalogChange;
+
+// ── Decide ──────────────────────────────────────────────────────────────────
+/** The product's facts after the change; undefined once it is gone (or if the change is about a product never seen). */
+const factsAfter = (change: ProductEvent, before: ProductFacts | undefined): ProductFacts | undefined => {
+  switch (change.type) {
+    case 'ProductCreated': {
+      const { description, category, sku = null, brand = null } = change.data;
+      return { sku, hasDescription: !blank(description), hasCategory: !blank(category), hasBrand: !blank(brand), hasMedia: false, variants: [] };
+    }
+    case 'ProductUpdated': {
+      if (!before) return undefined;
+      const next = { ...before };
+      for (const { field, current } of change.data.changes) {
+        if (field === 'description') next.hasDescription = !blank(current);
+        if (field === 'category') next.hasCategory = !blank(current);
+        if (field === 'brand') next.hasBrand = !blank(current);
+        if (field === 'sku') next.sku = current;
+      }
+      return next;
+    }
+    case 'VariantAdded': {
+      if (!before) return undefined;
+      const { variantId, sku, barcode, price } = change.data;
+      const variant: VariantFacts = { variantId, sku, barcode, priced: price !== null };
+      return { ...before, variants: [...before.variants.filter((v) => v.variantId !== variantId), variant] };
+    }
+    case 'MediaAdded':
+      return before && { ...before, hasMedia: true };
+    case 'ProductDeleted':
+      return undefined;
+    default: {
+      const exhaustive: never = change;
+      return exhaustive;
+    }
+  }
+};
+
+type Wanted = { issueId: string; productId: string; issueType: IssueType; severity: Severity; message: string };
+
+/** Every SKU a product uses, its own and its variants', once per use. */
+const skuUses = (facts: ProductFacts | undefined): string[] =>
+  facts ? [facts.sku, ...facts.variants.map((v) => v.sku)].flatMap((sku) => (sku === null ? [] : [sku])) : [];
+const skusOf = (facts: ProductFacts | undefined) => new Set(skuUses(facts));
+
+/** Every issue a product should have open, given the whole catalog (for duplicate SKUs). */
+const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts, products: Record<string, ProductFacts>): Wanted[] => {
+  const issue = (issueType: IssueType, severity: Severity, subject: string, message: string): Wanted => ({
+    issueId: issueIdOf(qualityId, issueType, subject),
+    productId,
+    issueType,
+    severity,
+    message,
+  });
+  const wanted: Wanted[] = [];
+  if (!facts.hasDescription) wanted.push(issue('MISSING_DESCRIPTION', 'WARNING', productId, 'The product has no description.'));
+  for (const sku of skusOf(facts)) {
+    const holders = Object.entries(products).flatMap(([id, f]) => skuUses(f).filter((s) => s === sku).map(() => id));
+    if (holders.length > 1) {
+      const others = [...new Set(holders.filter((id) => id !== productId))];
+      const where = others.length > 0 ? `also used by product ${others.join(', ')}` : 'used more than once in this product';
+      wanted.push(issue('DUPLICATE_SKU', 'ERROR', `${productId}/${sku}`, `SKU "${sku}" is ${where}.`));
+    }
+  }
+  for (const { variantId, barcode } of facts.variants) {
+    if (barcode !== null && !isValidGtin(barcode)) {
+      wanted.push(issue('INVALID_BARCODE', 'ERROR', variantId, `Barcode "${barcode}" of variant ${variantId} is not a valid GTIN-8, -12, -13 or -14.`));
+    }
+  }
+  const score = qualityScore(facts);
+  if (score < LOW_QUALITY_THRESHOLD) {
+    wanted.push(issue('LOW_QUALITY_SCORE', 'WARNING', productId, `Quality score ${score} is below ${LOW_QUALITY_THRESHOLD}.`));
+  }
+  return wanted;
+};
+
+const assess = ({ data: { qualityId, change } }: AssessCatalogChange, state: DataQuality): QualityEvent[] => {
+  const { productId } = change.data;
+  const before = state.products[productId];
+  const after = factsAfter(change, before);
+  if (!before && !after) return [];
+  const products = { ...state.products };
+  if (after) products[productId] = after;
+  else delete products[productId];
+
+  // The changed product, and every product that shares an SKU it had or has: their duplicate issues may change.
+  const skus = new Set([...skusOf(before), ...skusOf(after)]);
+  const affected = new Set([productId, ...Object.entries(products).filter(([, f]) => [...skusOf(f)].some((s) => skus.has(s))).map(([id]) => id)]);
+  const wanted = [...affected].flatMap((id) => (products[id] ? wantedIssues(qualityId, id, products[id], products) : []));
+  const wantedIds = new Set(wanted.map((w) => w.issueId));
+
+  const assessed: QualityEvent = {
+    type: 'ProductQualityAssessed',
+    data: { qualityId, productId, deleted: !after, score: after ? qualityScore(after) : 0, ...(after ?? { sku: null, hasDescription: false, hasCategory: false, hasBrand: false, hasMedia: false, variants: [] }) },
+  };
+  const resolved = Object.entries(state.open)
+    .filter(([issueId, open]) => affected.has(open.productId) && !wantedIds.has(issueId))
+    .map(([issueId, open]): QualityEvent => ({ type: 'ValidationIssueResolved', data: { qualityId, issueId, productId: open.productId } }));
+  const raised = wanted
+    .filter((w) => state.open[w.issueId]?.message !== w.message)
+    .map((w): QualityEvent => ({ type: 'ValidationIssueRaised', data: { qualityId, ...w } }));
+  return [assessed, ...resolved, ...raised];
+};
+
+export const decide = (command: QualityCommand, state: DataQuality): QualityEvent[] => {
+  switch (command.type) {
+    case 'AssessCatalogChange':
+      return assess(command, state);
+    default: {
+      const exhaustive: never = command.type;
+      throw new Error(`unknown command ${String(exhaustive)}`);
+    }
+  }
+};
+
+export const dataQualityDecider: Decider<QualityCommand, QualityEvent, DataQuality> = { initialState, evolve, decide };

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { taxonomyIdOf } from '../commands/catalog/taxonomy.ts';
+import { NotFoundError } from '../ledger/errors.ts';
+import { topics } from '../ledger/topics.ts';
+import type { Scope } from '../projections/catalog/catalog-queries.ts';
+import { text, timestamp, uuid } from './schemas.ts';
+
+/** Request and response pieces the taxonomy, brand and media routes share. */
+export const name = text().trim().min(1).max(200);
+export const optionalDescription = text().max(10_000).nullish();
+export const slug = text()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single hyphens');
+/** Absolute http(s) URL, at most 2048 characters. */
+export const httpUrl = text()
+  .max(2048)
+  .refine((text) => {
+    try {
+      const url = new URL(text);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL');
+export const idList = z.array(uuid).max(500);
+
+/** The fields every catalog record carries, like a product. */
+export const ownedFields = { id: uuid, org_id: uuid, tenant_id: uuid, created_at: timestamp, updated_at: timestamp };
+
+export const withTimestamps = <Row extends { created_at: Date; updated_at: Date }>(row: Row) => ({
+  ...row,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
+});
+
+/** A record the write just created; read-your-writes guarantees it is there unless the write was refused. */
+export const created = <Row>(row: Row | undefined, what: string): Row => {
+  if (!row) throw new NotFoundError(`${what} not found`);
+  return row;
+};
+
+/** The single writer of the caller's taxonomy. */
+export const taxonomyTarget = ({ tenantId, orgId }: Scope) => {
+  const taxonomyId = taxonomyIdOf(tenantId, orgId);
+  return { taxonomyId, target: { topic: topics.taxonomyCommands, aggregateId: taxonomyId } };
+};

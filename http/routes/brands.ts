@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { CreateBrand } from '../../commands/catalog/brand.ts';
+import { topics } from '../../ledger/topics.ts';
+import { findOwned, listOwned, type BrandRow } from '../../projections/catalog/taxonomy-queries.ts';
+import { created, httpUrl, name, optionalDescription, ownedFields, withTimestamps } from '../catalog-schemas.ts';
+import { errorResponses, standardHeaders } from '../schemas.ts';
+
+const brand = z
+  .object({ ...ownedFields, name: z.string(), description: z.string().nullable(), logo_url: z.string().nullable() })
+  .meta({ id: 'Brand' });
+
+const createBody = z.object({ name, description: optionalDescription, logoUrl: httpUrl.nullish().describe('Absolute http(s) URL of the logo') }).strict();
+
+const toBrand = (row: BrandRow): z.infer<typeof brand> => withTimestamps(row);
+
+export default async function brandRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { db, execute } = app.ledger;
+  const tags = ['brands'];
+
+  app.get('/brands', {
+    schema: { tags, summary: 'Brands in creation order (at most 1000)', headers: standardHeaders, response: { 200: z.array(brand), ...errorResponses } },
+    handler: async (request) => (await listOwned(db, 'brands', request.principal)).map(toBrand),
+  });
+
+  app.post('/brands', {
+    schema: { tags, summary: 'Create a brand', headers: standardHeaders, body: createBody, response: { 201: brand, ...errorResponses } },
+    handler: async (request, reply) => {
+      const brandId = randomUUID();
+      const { name: n, description = null, logoUrl = null } = request.body;
+      await execute<CreateBrand>(request, { topic: topics.brandCommands, aggregateId: brandId }, { type: 'CreateBrand', data: { brandId, name: n, description, logoUrl } });
+      return reply.code(201).send(toBrand(created(await findOwned(db, 'brands', request.principal, brandId), `brand ${brandId}`)));
+    },
+  });
+}

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { inventoryIdOf, MAX_UNITS, type AdjustStockLevel, type CreateStockLocation, type InventoryCommand, type SetStockLevel } from '../../commands/oms/inventory.ts';
+import { NotFoundError } from '../../ledger/errors.ts';
+import { topics } from '../../ledger/topics.ts';
+import { findLocation, listLevels, listLocations, type LevelRow, type LocationRow } from '../../projections/oms/oms-queries.ts';
+import { errorResponses, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
+
+const location = z.object({ id: uuid, name: z.string(), created_at: timestamp }).meta({ id: 'StockLocation' });
+
+const level = z
+  .object({
+    variant_id: uuid,
+    location_id: uuid,
+    available: z.number().int().describe('Units that can be reserved by new orders'),
+    reserved: z.number().int().describe('Units held by confirmed orders not yet shipped or cancelled'),
+    on_hand: z.number().int().describe('available + reserved: units physically at the location'),
+    updated_at: timestamp.nullable(),
+  })
+  .meta({ id: 'StockLevel' });
+
+const levelParams = z.object({ variant_id: uuid, location_id: uuid });
+
+const toLocation = (row: LocationRow): z.infer<typeof location> => ({ id: row.id, name: row.name, created_at: row.created_at.toISOString() });
+const toLevel = (row: LevelRow): z.infer<typeof level> => ({
+  variant_id: row.variant_id,
+  location_id: row.location_id,
+  available: row.available,
+  reserved: row.reserved,
+  on_hand: row.available + row.reserved,
+  updated_at: row.updated_at.toISOString(),
+});
+
+export default async function inventoryRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { db, execute } = app.ledger;
+  const tags = ['inventory'];
+  const send = <C extends InventoryCommand>(request: FastifyRequest, command: Pick<C, 'type' | 'data'>) =>
+    execute<C>(request, { topic: topics.inventoryCommands, aggregateId: command.data.inventoryId }, command);
+  const inventoryOf = (request: FastifyRequest) => inventoryIdOf(request.principal.tenantId, request.principal.orgId);
+  const readLevel = async (request: FastifyRequest, where: z.infer<typeof levelParams>) => {
+    const [row] = await listLevels(db, request.principal, where);
+    return row ? toLevel(row) : { ...where, available: 0, reserved: 0, on_hand: 0, updated_at: null };
+  };
+
+  /** Sets or adjusts one level, then answers with it as the read model shows it. */
+  const changeLevel = async <C extends SetStockLevel | AdjustStockLevel>(
+    request: FastifyRequest,
+    where: z.infer<typeof levelParams>,
+    type: C['type'],
+    change: Omit<C['data'], 'inventoryId' | 'variantId' | 'locationId'>,
+  ) => {
+    const data = { inventoryId: inventoryOf(request), variantId: where.variant_id, locationId: where.location_id, ...change };
+    await send(request, { type, data } as Pick<C, 'type' | 'data'>);
+    return readLevel(request, where);
+  };
+
+  app.post('/inventory/locations', {
+    schema: {
+      tags,
+      summary: 'Create a stock location',
+      headers: standardHeaders,
+      body: z.object({ name: text().trim().min(1).max(200) }).strict(),
+      response: { 201: location, ...errorResponses },
+    },
+    handler: async (request, reply) => {
+      const locationId = randomUUID();
+      await send<CreateStockLocation>(request, { type: 'CreateStockLocation', data: { inventoryId: inventoryOf(request), locationId, name: request.body.name } });
+      const row = await findLocation(db, request.principal, locationId);
+      if (!row) throw new NotFoundError(`stock location ${locationId} not found`);
+      return reply.code(201).send(toLocation(row));
+    },
+  });
+
+  app.get('/inventory/locations', {
+    schema: { tags, summary: 'Stock locations, in creation order', headers: standardHeaders, response: { 200: z.array(location), ...errorResponses } },
+    handler: async (request) => (await listLocations(db, request.principal)).map(toLocation),
+  });
+
+  app.put('/inventory/levels/:variant_id/:location_id', {
+    schema: {
+      tags,
+      summary: 'Set the available quantity of a variant at a location',
+      headers: standardHeaders,
+      params: levelParams,
+      body: z.object({ available: z.number().int().min(0).max(MAX_UNITS) }).strict(),
+      response: { 200: level, ...errorResponses },
+    },
+    handler: async (request) => changeLevel<SetStockLevel>(request, request.params, 'SetStockLevel', { available: request.body.available }),
+  });
+
+  app.post('/inventory/levels/:variant_id/:location_id/adjustments', {
+    schema: {
+      tags,
+      summary: 'Add to (positive delta) or take from (negative delta) the available quantity; never below zero',
+      headers: standardHeaders,
+      params: levelParams,
+      body: z.object({ delta: z.number().int().min(-MAX_UNITS).max(MAX_UNITS) }).strict(),
+      response: { 200: level, ...errorResponses },
+    },
+    handler: async (request) => changeLevel<AdjustStockLevel>(request, request.params, 'AdjustStockLevel', { delta: request.body.delta }),
+  });
+
+  app.get('/inventory/levels', {
+    schema: {
+      tags,
+      summary: 'Stock levels with available, reserved and on_hand, optionally for one variant and/or location',
+      headers: standardHeaders,
+      querystring: z.object({ variant_id: uuid.optional(), location_id: uuid.optional() }).strict(),
+      response: { 200: z.array(level), ...errorResponses },
+    },
+    handler: async (request) => {
+      const { variant_id, location_id } = request.query;
+      const filter = { ...(variant_id ? { variant_id } : {}), ...(location_id ? { location_id } : {}) };
+      return (await listLevels(db, request.principal, filter)).map(toLevel);
+    },
+  });
+}

@@ -1,0 +1,47 @@
+import type { QualityEvent } from '../../commands/quality/data-quality.ts';
+import type { RecordedEvent } from '../../ledger/message.ts';
+import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
+import { topics } from '../../ledger/topics.ts';
+import { validationMigrations } from './validation-migrations.ts';
+
+type Recorded<T extends QualityEvent['type']> = RecordedEvent<Extract<QualityEvent, { type: T }>>;
+
+const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
+
+const handlers: { [T in QualityEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
+  // The score is on the product record already (the catalog projection computes it with the same rules).
+  ProductQualityAssessed: async () => undefined,
+  // Raised again after a resolve (the same problem came back), it is the same issue, open once more.
+  ValidationIssueRaised: (event, { table }) => {
+    const { issueId, productId, issueType, severity, message } = event.data;
+    return table('validation_issues')
+      .insert({
+        id: issueId,
+        tenant_id: event.envelope.tenantId,
+        org_id: event.envelope.orgId,
+        product_id: productId,
+        issue_type: issueType,
+        severity,
+        message,
+        resolved: false,
+        created_at: at(event),
+        updated_at: at(event),
+      })
+      .onConflict('id')
+      .merge(['severity', 'message', 'resolved', 'updated_at']);
+  },
+  ValidationIssueResolved: (event, { table }) =>
+    table('validation_issues').where({ id: event.data.issueId }).update({ resolved: true, updated_at: at(event) }),
+};
+
+/** Validation issues and quality scores, as GET /api/v1/pim/validation and the statistics read them. */
+export const validationProjection: Projection = {
+  name: 'validation',
+  topics: [topics.qualityEvents],
+  migrations: validationMigrations,
+  canHandle: Object.keys(handlers),
+  evolve: async (event, context) => {
+    const handler = handlers[event.type as QualityEvent['type']] as (e: RecordedEvent, c: ProjectionContext) => Promise<unknown>;
+    await handler(event, context);
+  },
+};

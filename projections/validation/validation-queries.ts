@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import { liveSchema } from '../../ledger/projection.ts';
+import type { Scope } from '../catalog/catalog-queries.ts';
+import { validationProjection } from './validation-projection.ts';
+
+const schema = liveSchema(validationProjection);
+
+export type IssueRow = {
+  id: string;
+  org_id: string;
+  tenant_id: string;
+  product_id: string;
+  issue_type: string;
+  severity: string;
+  message: string;
+  resolved: boolean;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export const openIssues = (db: Knex, { tenantId, orgId }: Scope, limit = 1000): Promise<IssueRow[]> =>
+  db(`${schema}.validation_issues`)
+    .where({ tenant_id: tenantId, org_id: orgId, resolved: false })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
+    .limit(limit);
+
+export const openIssueCount = async (db: Knex, { tenantId, orgId }: Scope): Promise<number> =>
+  Number(((await db(`${schema}.validation_issues`).where({ tenant_id: tenantId, org_id: orgId, resolved: false }).count({ n: '*' }).first()) as { n: string }).n);

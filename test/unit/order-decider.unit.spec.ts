@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { decide, evolve, initialState, type OrderCommand, type OrderEvent, type OrderStatus, type PlaceOrder } from '../../commands/oms/order.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
+import { metadata } from '../support/command-metadata.ts';
+
+const orderId = '22222222-2222-4222-8222-222222222222';
+
+const given = (...events: OrderEvent[]) => ({
+  when: (command: Omit<OrderCommand, 'metadata'>) => () => decide({ ...command, metadata } as OrderCommand, events.reduce(evolve, initialState())),
+});
+
+const line = { name: 'Cup', quantity: 3, unitPrice: '19.99', variantId: 'v1', locationId: 'l1', sku: null, variantLabel: null, requiresShipment: true };
+const place: Omit<PlaceOrder, 'metadata'> = {
+  type: 'PlaceOrder',
+  data: {
+    orderId,
+    idempotencyKey: 'k1',
+    requestHash: 'h1',
+    currency: 'USD',
+    customerId: null,
+    salesChannel: null,
+    platform: null,
+    paymentProvider: 'stripe',
+    paymentTransactionId: 'pi_12345678',
+    tags: [],
+    discountTotal: '0.00',
+    shippingTotal: '0.00',
+    taxTotal: '0.00',
+    lines: [line, { ...line, name: 'A', quantity: 1, unitPrice: '0.10' }, { ...line, name: 'B', quantity: 1, unitPrice: '0.20' }],
+  },
+};
+const placed = given().when(place)()[0] as OrderEvent;
+const confirmed: OrderEvent = { type: 'OrderConfirmed', data: { orderId, paymentStatus: 'authorized' } };
+const changed = (from: OrderStatus, to: OrderStatus): OrderEvent => ({ type: 'OrderStatusChanged', data: { orderId, from, to } });
+const request = (status: 'processing' | 'shipped' | 'delivered' | 'cancelled'): Omit<OrderCommand, 'metadata'> => ({ type: 'RequestOrderStatus', data: { orderId, status } });
+
+/** The events that bring an order into each status. */
+const history: Record<OrderStatus, OrderEvent[]> = {
+  pending: [placed],
+  confirmed: [placed, confirmed],
+  rejected: [placed, { type: 'OrderRejected', data: { orderId, reason: 'insufficient_stock', message: 'no', lineIndex: 0 } }],
+  processing: [placed, confirmed, changed('confirmed', 'processing')],
+  shipped: [placed, confirmed, changed('confirmed', 'processing'), changed('processing', 'shipped')],
+  delivered: [placed, confirmed, changed('confirmed', 'processing'), changed('processing', 'shipped'), changed('shipped', 'delivered')],
+  cancelled: [placed, confirmed, changed('confirmed', 'cancelled')],
+};
+const allowed: [OrderStatus, OrderStatus][] = [
+  ['confirmed', 'processing'],
+  ['confirmed', 'cancelled'],
+  ['processing', 'shipped'],
+  ['processing', 'cancelled'],
+  ['shipped', 'delivered'],
+];
+const requestable = ['processing', 'shipped', 'delivered', 'cancelled'] as const;
+
+describe('order decider', () => {
+  it('places an order with exact decimal totals', () => {
+    expect(placed).toMatchObject({
+      type: 'OrderPlaced',
+      data: { orderId, subtotal: '60.27', discountTotal: '0.00', total: '60.27' },
+    });
+    expect((placed.data as { lines: { lineTotal: string }[] }).lines.map((l) => l.lineTotal)).toEqual(['59.97', '0.10', '0.20']);
+    const charged = given().when({ ...place, data: { ...place.data, discountTotal: '10.005', shippingTotal: '4.9', taxTotal: '1.1' } })();
+    expect(charged[0]?.data).toMatchObject({ subtotal: '60.27', discountTotal: '10.005', shippingTotal: '4.90', taxTotal: '1.10', total: '56.265' });
+  });
+
+  it('refuses a discount that makes the total negative', () => {
+    expect(given().when({ ...place, data: { ...place.data, discountTotal: '100' } })).toThrow(ValidationError);
+  });
+
+  it('returns nothing new for the same idempotency key with the same request, and refuses another request', () => {
+    for (const events of Object.values(history)) {
+      expect(given(...events).when(place)()).toEqual([]);
+      expect(given(...events).when({ ...place, data: { ...place.data, requestHash: 'h2' } })).toThrow(ConflictError);
+    }
+  });
+
+  it('confirms or rejects a pending order once', () => {
+    expect(given(placed).when({ type: 'ConfirmOrder', data: { orderId } })()).toEqual([confirmed]);
+    const rejection = { orderId, reason: 'insufficient_stock', message: 'line 0', lineIndex: 0 };
+    expect(given(placed).when({ type: 'RejectOrder', data: rejection })()).toEqual([{ type: 'OrderRejected', data: rejection }]);
+    for (const status of ['confirmed', 'rejected', 'processing', 'cancelled'] as const) {
+      expect(given(...history[status]).when({ type: 'ConfirmOrder', data: { orderId } })()).toEqual([]);
+      expect(given(...history[status]).when({ type: 'RejectOrder', data: rejection })()).toEqual([]);
+    }
+  });
+
+  it('knows no order that was never placed', () => {
+    for (const command of [{ type: 'ConfirmOrder', data: { orderId } }, request('processing')] as const) expect(given().when(command)).toThrow(NotFoundError);
+  });
+
+  for (const from of Object.keys(history) as OrderStatus[]) {
+    for (const to of requestable) {
+      const isAllowed = allowed.some(([a, b]) => a === from && b === to);
+      const verdict = isAllowed ? 'applies' : from === to ? 'ignores (no change)' : 'records a refusal of';
+      it(`${verdict} ${from} → ${to}`, () => {
+        const events = given(...history[from]).when(request(to))();
+        if (isAllowed) expect(events).toEqual([changed(from, to)]);
+        else if (from === to) expect(events).toEqual([]);
+        else {
+          expect(events).toEqual([{ type: 'OrderStatusChangeRejected', data: { orderId, current: from, requested: to, reason: `cannot move from ${from} to ${to}` } }]);
+          const state = [...history[from], ...events].reduce(evolve, initialState());
+          expect(state).toEqual(history[from].reduce(evolve, initialState()));
+        }
+      });
+    }
+  }
+});
