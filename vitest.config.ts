@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
+    reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.unit.spec.ts'] } },
       {
