@@ -47,6 +47,7 @@ export const topics = {
     'commerce.ledger.quality.ProductQualityAssessed',
     'commerce.ledger.quality.ValidationIssueRaised',
     'commerce.ledger.quality.ValidationIssueResolved',
+    'commerce.ledger.quality.TemplateRequirementsNoted',
   ]),
   qualityState: topic('quality.validation.state.v1', 'state', 'qualityId'),
   orderCommands: topic('oms.order.commands.v1', 'commands', 'orderId'),

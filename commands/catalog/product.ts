@@ -8,13 +8,19 @@ const productFields: ProductField[] = ['title', 'description', 'category', 'sku'
 /** The optional text fields a product may carry beside its title. */
 export type ProductExtras = { sku: string | null; brand: string | null; templateId: string | null };
 export type FieldChange = { field: ProductField; previous: string | null; current: string | null };
+/** Attribute values, keyed by attribute id (docs/decisions.md); every value is non-blank text. */
+export type AttributeValues = Record<string, string>;
+export type AttributeChange = { attributeId: string; previous: string | null; current: string | null };
 
 export type ProductCreated = Event<
   'ProductCreated',
-  // Events written before sku, brand and templateId existed lack them: absent means null.
-  { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus } & Partial<ProductExtras>
+  // Events written before sku, brand, templateId and attributes existed lack them: absent means null (attributes: none).
+  { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus } & Partial<ProductExtras> & {
+    attributes?: AttributeValues;
+  }
 >;
-export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[] }>;
+/** attributeChanges is absent in events written before products carried attribute values. */
+export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[]; attributeChanges?: AttributeChange[] }>;
 export type ProductDeleted = Event<'ProductDeleted', { productId: string; variantIds: string[] }>;
 export type VariantAdded = Event<
   'VariantAdded',
@@ -46,16 +52,27 @@ export type Product =
       category: string | null;
       variantIds: string[];
       mediaIds: string[];
+      attributes: AttributeValues;
     } & ProductExtras
   | { status: 'Deleted' };
 
 export const initialState = (): Product => ({ status: 'Empty' });
 
+/** The values after the changes: a null current removes the attribute's value. */
+export const applyAttributeChanges = (values: AttributeValues, changes: AttributeChange[]): AttributeValues => {
+  const next = { ...values };
+  for (const { attributeId, current } of changes) {
+    if (current === null) delete next[attributeId];
+    else next[attributeId] = current;
+  }
+  return next;
+};
+
 export const evolve = (state: Product, event: ProductEvent): Product => {
   switch (event.type) {
     case 'ProductCreated': {
-      const { title, description, category, sku = null, brand = null, templateId = null } = event.data;
-      return { status: 'Existing', title, description, category, sku, brand, templateId, variantIds: [], mediaIds: [] };
+      const { title, description, category, sku = null, brand = null, templateId = null, attributes = {} } = event.data;
+      return { status: 'Existing', title, description, category, sku, brand, templateId, attributes, variantIds: [], mediaIds: [] };
     }
     case 'ProductUpdated': {
       if (state.status !== 'Existing') return state;
@@ -64,6 +81,7 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
         if (change.field === 'title') next.title = change.current ?? next.title;
         else next[change.field] = change.current;
       }
+      next.attributes = applyAttributeChanges(next.attributes ?? {}, event.data.attributeChanges ?? []);
       return next;
     }
     case 'ProductDeleted':
@@ -84,12 +102,21 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
 // ── Commands ────────────────────────────────────────────────────────────────
 export type CreateProduct = Command<
   'CreateProduct',
-  { productId: string; title: string; description: string | null; category: string | null } & Partial<ProductExtras>
+  { productId: string; title: string; description: string | null; category: string | null; attributes?: AttributeValues } & Partial<ProductExtras>
 >;
-/** Absent fields stay as they are; `null` clears an optional field. */
+/**
+ * Absent fields stay as they are; `null` clears an optional field. `attributes` sets the values it names
+ * and leaves the others; a `null` value removes that attribute's value.
+ */
 export type UpdateProduct = Command<
   'UpdateProduct',
-  { productId: string; title?: string; description?: string | null; category?: string | null } & Partial<ProductExtras>
+  {
+    productId: string;
+    title?: string;
+    description?: string | null;
+    category?: string | null;
+    attributes?: Record<string, string | null>;
+  } & Partial<ProductExtras>
 >;
 export type DeleteProduct = Command<'DeleteProduct', { productId: string }>;
 export type AddVariant = Command<'AddVariant', VariantAdded['data']>;
@@ -117,8 +144,14 @@ const update = ({ data }: UpdateProduct, state: Product): ProductEvent[] => {
     if (requested === undefined || requested === product[field]) return [];
     return [{ field, previous: product[field], current: requested }];
   });
+  const attributeChanges = Object.entries(data.attributes ?? {}).flatMap(([attributeId, current]): AttributeChange[] => {
+    // Snapshots taken before products carried attribute values lack them.
+    const previous = (product.attributes ?? {})[attributeId] ?? null;
+    return current === previous ? [] : [{ attributeId, previous, current }];
+  });
   // An update that changes nothing records nothing, so updated_at only moves on a real change.
-  return changes.length === 0 ? [] : [{ type: 'ProductUpdated', data: { productId: data.productId, changes } }];
+  if (changes.length === 0 && attributeChanges.length === 0) return [];
+  return [{ type: 'ProductUpdated', data: { productId: data.productId, changes, ...(attributeChanges.length > 0 ? { attributeChanges } : {}) } }];
 };
 
 const remove = ({ data }: DeleteProduct, state: Product): ProductEvent[] => {

@@ -1,8 +1,9 @@
 import { v5 as uuidv5 } from 'uuid';
 import type { ProductEvent } from '../catalog/product.ts';
+import type { TemplateCreated } from '../catalog/taxonomy.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { isValidGtin } from './gtin.ts';
-import { isBlank as blank, LOW_QUALITY_THRESHOLD, qualityScore, type ProductFacts, type VariantFacts } from './quality-score.ts';
+import { isBlank as blank, filledAttributeIds, LOW_QUALITY_THRESHOLD, qualityScore, type ProductFacts, type VariantFacts } from './quality-score.ts';
 
 /**
  * The data quality of one tenant and org's catalog. One aggregate per (tenant, org) because a duplicate
@@ -27,21 +28,30 @@ export type ValidationIssueRaised = Event<
 >;
 export type ValidationIssueResolved = Event<'ValidationIssueResolved', { qualityId: string; issueId: string; productId: string }>;
 
-export type QualityEvent = ProductQualityAssessed | ValidationIssueRaised | ValidationIssueResolved;
+/** A template's required attributes, which the quality score of its products depends on. */
+export type TemplateRequirementsNoted = Event<'TemplateRequirementsNoted', { qualityId: string; templateId: string; requiredAttributeIds: string[] }>;
+
+export type QualityEvent = ProductQualityAssessed | ValidationIssueRaised | ValidationIssueResolved | TemplateRequirementsNoted;
 
 // ── State ───────────────────────────────────────────────────────────────────
 type OpenIssue = { productId: string; issueType: IssueType; message: string };
-export type DataQuality = { products: Record<string, ProductFacts>; open: Record<string, OpenIssue> };
+/** `templates`: each known template's required attribute ids (absent in snapshots taken before it existed). */
+export type DataQuality = { products: Record<string, ProductFacts>; open: Record<string, OpenIssue>; templates?: Record<string, string[]> };
 
-export const initialState = (): DataQuality => ({ products: {}, open: {} });
+export const initialState = (): DataQuality => ({ products: {}, open: {}, templates: {} });
 
 export const evolve = (state: DataQuality, event: QualityEvent): DataQuality => {
   switch (event.type) {
     case 'ProductQualityAssessed': {
       const { productId, deleted, sku, hasDescription, hasCategory, hasBrand, hasMedia, variants } = event.data;
+      // Events written before products carried templates and attribute values lack them.
+      const { templateId = null, filledAttributeIds: filled = [] } = event.data;
       const { [productId]: _gone, ...others } = state.products;
-      return { ...state, products: deleted ? others : { ...others, [productId]: { sku, hasDescription, hasCategory, hasBrand, hasMedia, variants } } };
+      const facts: ProductFacts = { sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds: filled };
+      return { ...state, products: deleted ? others : { ...others, [productId]: facts } };
     }
+    case 'TemplateRequirementsNoted':
+      return { ...state, templates: { ...state.templates, [event.data.templateId]: event.data.requiredAttributeIds } };
     case 'ValidationIssueRaised': {
       const { issueId, productId, issueType, message } = event.data;
       return { ...state, open: { ...state.open, [issueId]: { productId, issueType, message } } };
@@ -59,7 +69,10 @@ export const evolve = (state: DataQuality, event: QualityEvent): DataQuality => 
 
 // ── Commands ────────────────────────────────────────────────────────────────
 /** A catalog event, forwarded by the validation router (consumers/validation-route.ts). */
-export type AssessCatalogChange = Command<'AssessCatalogChange', { qualityId: string; change: ProductEvent }>;
+export type AssessCatalogChange = Command<
+  'AssessCatalogChange',
+  { qualityId: string; change: ProductEvent | Pick<TemplateCreated, 'type' | 'data'> }
+>;
 export type QualityCommand = AssessCatalogChange;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
@@ -67,17 +80,37 @@ export type QualityCommand = AssessCatalogChange;
 const factsAfter = (change: ProductEvent, before: ProductFacts | undefined): ProductFacts | undefined => {
   switch (change.type) {
     case 'ProductCreated': {
-      const { description, category, sku = null, brand = null } = change.data;
-      return { sku, hasDescription: !blank(description), hasCategory: !blank(category), hasBrand: !blank(brand), hasMedia: false, variants: [] };
+      const { description, category, sku = null, brand = null, templateId = null, attributes = {} } = change.data;
+      return {
+        sku,
+        hasDescription: !blank(description),
+        hasCategory: !blank(category),
+        hasBrand: !blank(brand),
+        hasMedia: false,
+        variants: [],
+        templateId,
+        filledAttributeIds: filledAttributeIds(attributes),
+      };
     }
     case 'ProductUpdated': {
       if (!before) return undefined;
-      const next = { ...before };
+      // Snapshots taken before products carried templates and attribute values lack them.
+      const next = { ...before, templateId: before.templateId ?? null, filledAttributeIds: before.filledAttributeIds ?? [] };
       for (const { field, current } of change.data.changes) {
         if (field === 'description') next.hasDescription = !blank(current);
         if (field === 'category') next.hasCategory = !blank(current);
         if (field === 'brand') next.hasBrand = !blank(current);
         if (field === 'sku') next.sku = current;
+        if (field === 'templateId') next.templateId = current;
+      }
+      const changed = change.data.attributeChanges ?? [];
+      if (changed.length > 0) {
+        const filled = new Set(next.filledAttributeIds);
+        for (const { attributeId, current } of changed) {
+          if (blank(current)) filled.delete(attributeId);
+          else filled.add(attributeId);
+        }
+        next.filledAttributeIds = [...filled];
       }
       return next;
     }
@@ -106,7 +139,12 @@ const skuUses = (facts: ProductFacts | undefined): string[] =>
 const skusOf = (facts: ProductFacts | undefined) => new Set(skuUses(facts));
 
 /** Every issue a product should have open, given the whole catalog (for duplicate SKUs). */
-const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts, products: Record<string, ProductFacts>): Wanted[] => {
+type Templates = Record<string, string[]>;
+const requiredFor = (facts: ProductFacts, templates: Templates): string[] | undefined =>
+  facts.templateId ? templates[facts.templateId] : undefined;
+const scoreOf = (facts: ProductFacts, templates: Templates) => qualityScore(facts, requiredFor(facts, templates));
+
+const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts, products: Record<string, ProductFacts>, templates: Templates): Wanted[] => {
   const issue = (issueType: IssueType, severity: Severity, subject: string, message: string): Wanted => ({
     issueId: issueIdOf(qualityId, issueType, subject),
     productId,
@@ -129,14 +167,46 @@ const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts,
       wanted.push(issue('INVALID_BARCODE', 'ERROR', variantId, `Barcode "${barcode}" of variant ${variantId} is not a valid GTIN-8, -12, -13 or -14.`));
     }
   }
-  const score = qualityScore(facts);
+  const score = scoreOf(facts, templates);
   if (score < LOW_QUALITY_THRESHOLD) {
     wanted.push(issue('LOW_QUALITY_SCORE', 'WARNING', productId, `Quality score ${score} is below ${LOW_QUALITY_THRESHOLD}.`));
   }
   return wanted;
 };
 
+/** Resolves the open issues of the affected products that are no longer wanted, and raises the new or changed ones. */
+const reconcile = (qualityId: string, state: DataQuality, products: Record<string, ProductFacts>, templates: Templates, affected: Set<string>): QualityEvent[] => {
+  const wanted = [...affected].flatMap((id) => (products[id] ? wantedIssues(qualityId, id, products[id], products, templates) : []));
+  const wantedIds = new Set(wanted.map((w) => w.issueId));
+  const resolved = Object.entries(state.open)
+    .filter(([issueId, open]) => affected.has(open.productId) && !wantedIds.has(issueId))
+    .map(([issueId, open]): QualityEvent => ({ type: 'ValidationIssueResolved', data: { qualityId, issueId, productId: open.productId } }));
+  const raised = wanted
+    .filter((w) => state.open[w.issueId]?.message !== w.message)
+    .map((w): QualityEvent => ({ type: 'ValidationIssueRaised', data: { qualityId, ...w } }));
+  return [...resolved, ...raised];
+};
+
+/**
+ * A template's requirements, noted once (templates are create-only), and the products already following it
+ * judged again: the router reads templates and products from different topics, so either may come first.
+ */
+const noteTemplate = (qualityId: string, { templateId, requiredAttributeIds }: TemplateCreated['data'], state: DataQuality): QualityEvent[] => {
+  const templates = { ...state.templates, [templateId]: requiredAttributeIds };
+  const followers = Object.entries(state.products).filter(([, facts]) => facts.templateId === templateId);
+  const noted: QualityEvent = { type: 'TemplateRequirementsNoted', data: { qualityId, templateId, requiredAttributeIds } };
+  const assessed = followers.map(
+    ([productId, facts]): QualityEvent => ({
+      type: 'ProductQualityAssessed',
+      data: { qualityId, productId, deleted: false, score: scoreOf(facts, templates), ...facts },
+    }),
+  );
+  return [noted, ...assessed, ...reconcile(qualityId, state, state.products, templates, new Set(followers.map(([id]) => id)))];
+};
+
 const assess = ({ data: { qualityId, change } }: AssessCatalogChange, state: DataQuality): QualityEvent[] => {
+  if (change.type === 'TemplateCreated') return noteTemplate(qualityId, change.data, state);
+  const templates = state.templates ?? {};
   const { productId } = change.data;
   const before = state.products[productId];
   const after = factsAfter(change, before);
@@ -148,20 +218,12 @@ const assess = ({ data: { qualityId, change } }: AssessCatalogChange, state: Dat
   // The changed product, and every product that shares an SKU it had or has: their duplicate issues may change.
   const skus = new Set([...skusOf(before), ...skusOf(after)]);
   const affected = new Set([productId, ...Object.entries(products).filter(([, f]) => [...skusOf(f)].some((s) => skus.has(s))).map(([id]) => id)]);
-  const wanted = [...affected].flatMap((id) => (products[id] ? wantedIssues(qualityId, id, products[id], products) : []));
-  const wantedIds = new Set(wanted.map((w) => w.issueId));
-
+  const gone: ProductFacts = { sku: null, hasDescription: false, hasCategory: false, hasBrand: false, hasMedia: false, variants: [], templateId: null, filledAttributeIds: [] };
   const assessed: QualityEvent = {
     type: 'ProductQualityAssessed',
-    data: { qualityId, productId, deleted: !after, score: after ? qualityScore(after) : 0, ...(after ?? { sku: null, hasDescription: false, hasCategory: false, hasBrand: false, hasMedia: false, variants: [] }) },
+    data: { qualityId, productId, deleted: !after, score: after ? scoreOf(after, templates) : 0, ...(after ?? gone) },
   };
-  const resolved = Object.entries(state.open)
-    .filter(([issueId, open]) => affected.has(open.productId) && !wantedIds.has(issueId))
-    .map(([issueId, open]): QualityEvent => ({ type: 'ValidationIssueResolved', data: { qualityId, issueId, productId: open.productId } }));
-  const raised = wanted
-    .filter((w) => state.open[w.issueId]?.message !== w.message)
-    .map((w): QualityEvent => ({ type: 'ValidationIssueRaised', data: { qualityId, ...w } }));
-  return [assessed, ...resolved, ...raised];
+  return [assessed, ...reconcile(qualityId, state, products, templates, affected)];
 };
 
 export const decide = (command: QualityCommand, state: DataQuality): QualityEvent[] => {

@@ -7,6 +7,7 @@ import { NotFoundError } from '../../ledger/errors.ts';
 import { topics } from '../../ledger/topics.ts';
 import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
+import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
 import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
@@ -20,6 +21,7 @@ const product = z
     sku: z.string().nullable(),
     brand: z.string().nullable(),
     template_id: uuid.nullable().describe('The product template it follows'),
+    attributes: z.record(z.string(), z.string()).describe('Attribute values by attribute id'),
     status: z.enum(['ACTIVE', 'DRAFT']),
     quality_score: z.number().int().min(0).max(100).nullable().describe('0..100 by the rule set in docs/decisions.md; recomputed on every change of the product'),
     created_at: timestamp,
@@ -50,8 +52,10 @@ const extras = {
   brand: text().trim().min(1).max(200).nullish().describe('Brand name'),
   template_id: uuid.nullish().describe('An existing product template of the tenant'),
 };
-const createBody = z.object({ title, description: description.optional(), category: category.optional(), ...extras }).strict();
-const updateBody = z.object({ title: title.optional(), description: description.optional(), category: category.optional(), ...extras }).strict();
+const createBody = z.object({ title, description: description.optional(), category: category.optional(), ...extras, attributes: attributeValues.optional() }).strict();
+const updateBody = z
+  .object({ title: title.optional(), description: description.optional(), category: category.optional(), ...extras, attributes: attributeValueChanges.optional() })
+  .strict();
 const variantBody = z
   .object({
     sku: sku.nullish(),
@@ -72,6 +76,7 @@ const toProduct = (row: ProductRow): z.infer<typeof product> => ({
   sku: row.sku,
   brand: row.brand,
   template_id: row.template_id,
+  attributes: row.attributes,
   status: row.status as 'ACTIVE' | 'DRAFT',
   quality_score: row.quality_score,
   created_at: row.created_at.toISOString(),
@@ -94,12 +99,16 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
    * sku, brand and template_id as the command spells them, only those the body gives. Templates are never
    * deleted, so the read model saying one exists is as good as its single writer saying so.
    */
-  const pimFields = async (request: FastifyRequest, body: { sku?: string | null; brand?: string | null; template_id?: string | null }) => {
-    const { sku: s, brand, template_id: templateId } = body;
+  const pimFields = async (
+    request: FastifyRequest,
+    body: { sku?: string | null; brand?: string | null; template_id?: string | null; attributes?: Record<string, string | null> },
+  ) => {
+    const { sku: s, brand, template_id: templateId, attributes } = body;
     if (templateId && !(await findOwned(db, 'templates', request.principal, templateId))) {
       throw new NotFoundError(`template ${templateId} not found`, [{ path: 'body.template_id', message: 'no such template' }]);
     }
-    return Object.fromEntries(Object.entries({ sku: s, brand, templateId }).filter(([, value]) => value !== undefined));
+    if (attributes) await checkAttributeValues(db, request.principal, attributes);
+    return Object.fromEntries(Object.entries({ sku: s, brand, templateId, attributes }).filter(([, value]) => value !== undefined));
   };
 
   app.get('/products', {
@@ -126,7 +135,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   app.put('/products/:id', {
     schema: {
       tags,
-      summary: 'Change title, description, category, sku, brand or template_id; null clears an optional field',
+      summary: 'Change title, description, category, sku, brand, template_id or attribute values; null clears an optional field or removes a value',
       headers: standardHeaders,
       params: idParams,
       body: updateBody,

@@ -26,7 +26,13 @@ const describe = (event: AuditedEvent): AuditEntry => {
         action: 'product.updated',
         entityType: 'product',
         entityId: event.data.productId,
-        details: { changes: snakeKeys(Object.fromEntries(event.data.changes.map((c) => [c.field, { from: c.previous, to: c.current }]))) },
+        details: {
+          changes: snakeKeys(Object.fromEntries(event.data.changes.map((c) => [c.field, { from: c.previous, to: c.current }]))),
+          // Attribute values, by attribute id, only when some changed.
+          ...(event.data.attributeChanges?.length
+            ? { attributes: Object.fromEntries(event.data.attributeChanges.map((c) => [c.attributeId, { from: c.previous, to: c.current }])) }
+            : {}),
+        },
       };
     case 'ProductDeleted':
       return { action: 'product.deleted', entityType: 'product', entityId: event.data.productId, details: { variant_ids: event.data.variantIds } };

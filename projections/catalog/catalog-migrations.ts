@@ -103,4 +103,12 @@ export const catalogMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    name: '004-product-attribute-values',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).alterTable('products', (t) => {
+        t.jsonb('attributes').notNullable().defaultTo('{}');
+      });
+    },
+  },
 ];

@@ -1,9 +1,9 @@
-import type { FieldChange, ProductEvent, ProductField } from '../../commands/catalog/product.ts';
+import { applyAttributeChanges, type AttributeValues, type FieldChange, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { catalogMigrations } from './catalog-migrations.ts';
-import { refreshQualityScore } from './quality-score-column.ts';
+import { refreshQualityScore, refreshTemplateScores } from './quality-score-column.ts';
 import { taxonomyHandlers } from './taxonomy-handlers.ts';
 
 type Recorded<T extends ProductEvent['type']> = RecordedEvent<Extract<ProductEvent, { type: T }>>;
@@ -25,19 +25,24 @@ const handlers: { [T in ProductEvent['type']]: (event: Recorded<T>, context: Pro
         sku: event.data.sku ?? null,
         brand: event.data.brand ?? null,
         template_id: event.data.templateId ?? null,
+        attributes: JSON.stringify(event.data.attributes ?? {}),
         status: event.data.status,
         created_at: at(event),
         updated_at: at(event),
       })
       .onConflict('id')
       .ignore(),
-  ProductUpdated: (event, { table }) =>
-    table('products')
+  ProductUpdated: async (event, { table }) => {
+    const attributeChanges = event.data.attributeChanges ?? [];
+    const row = attributeChanges.length > 0 ? ((await table('products').where({ id: event.data.productId }).first('attributes')) as { attributes: AttributeValues } | undefined) : undefined;
+    await table('products')
       .where({ id: event.data.productId })
       .update({
         ...Object.fromEntries(event.data.changes.map((change: FieldChange) => [columnOf(change.field), change.current])),
+        ...(row ? { attributes: JSON.stringify(applyAttributeChanges(row.attributes, attributeChanges)) } : {}),
         updated_at: at(event),
-      }),
+      });
+  },
   ProductDeleted: async (event, { table }) => {
     await table('media').where({ product_id: event.data.productId }).delete();
     await table('variants').where({ product_id: event.data.productId }).delete();
@@ -89,5 +94,6 @@ export const catalogProjection: Projection = {
   evolve: async (event, context) => {
     await allHandlers[event.type]?.(event, context);
     if (scored.has(event.type)) await refreshQualityScore(context, (event.data as { productId: string }).productId);
+    if (event.type === 'TemplateCreated') await refreshTemplateScores(context, (event.data as { templateId: string }).templateId);
   },
 };

@@ -18,6 +18,7 @@ export type ProductRow = {
   sku: string | null;
   brand: string | null;
   template_id: string | null;
+  attributes: Record<string, string>;
   status: string;
   quality_score: number | null;
   created_at: Date;

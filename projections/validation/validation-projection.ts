@@ -11,6 +11,8 @@ const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 const handlers: { [T in QualityEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
   // The score is on the product record already (the catalog projection computes it with the same rules).
   ProductQualityAssessed: async () => undefined,
+  // Template requirements only feed the data-quality aggregate's score.
+  TemplateRequirementsNoted: async () => undefined,
   // Raised again after a resolve (the same problem came back), it is the same issue, open once more.
   ValidationIssueRaised: (event, { table }) => {
     const { issueId, productId, issueType, severity, message } = event.data;

@@ -79,15 +79,15 @@ describe('media', () => {
 });
 
 describe('product PIM fields', () => {
-  it('carries sku, brand and a template link, and scores brand and media', async () => {
+  it('carries sku, brand and a template link, and scores brand, media and the (empty) template requirements', async () => {
     const { body: template } = await tenant.request('POST', '/api/v1/pim/templates', { name: 'Cup' });
     const created = await tenant.request('POST', '/api/v1/pim/products', { title: 'Cup', sku: 'CUP-1', brand: 'Acme', template_id: template.id, description: 'd', category: 'c' });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ sku: 'CUP-1', brand: 'Acme', template_id: template.id, quality_score: 55 });
+    expect(created.body).toMatchObject({ sku: 'CUP-1', brand: 'Acme', template_id: template.id, quality_score: 65 });
     const createdEntry = (await tenant.request('GET', '/api/v1/pim/audit')).body[0];
     expect(createdEntry).toMatchObject({ action: 'product.created', details: { sku: 'CUP-1', brand: 'Acme', template_id: template.id } });
     await tenant.request('POST', '/api/v1/pim/media', { url: 'https://cdn.example.com/cup.jpg', product_id: created.body.id });
-    expect((await tenant.request('GET', `/api/v1/pim/products/${created.body.id}`)).body.quality_score).toBe(65);
+    expect((await tenant.request('GET', `/api/v1/pim/products/${created.body.id}`)).body.quality_score).toBe(75);
 
     const updated = await tenant.request('PUT', `/api/v1/pim/products/${created.body.id}`, { brand: null, template_id: null, sku: 'CUP-2' });
     expect(updated.body).toMatchObject({ sku: 'CUP-2', brand: null, template_id: null, quality_score: 55 });

@@ -68,9 +68,16 @@ describe('replay', () => {
     await tenant.request('PUT', `/api/v1/pim/products/${ids[3]}`, { sku: 'OWN-3', brand: 'Replayed' });
     const attribute = (await tenant.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size', type: 'SELECT', options: ['S', 'M'] })).body;
     const group = (await tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Sizing', attribute_ids: [attribute.id] })).body;
-    await tenant.request('POST', '/api/v1/pim/templates', { name: 'Shirt', category_id: root.id, attribute_group_ids: [group.id], required_attribute_ids: [attribute.id] });
-    // Even-numbered products lack a description; 8 and 10 also score 25 (< 40); 0 and 2 reach 40 with their category.
+    const template = (
+      await tenant.request('POST', '/api/v1/pim/templates', { name: 'Shirt', category_id: root.id, attribute_group_ids: [group.id], required_attribute_ids: [attribute.id] })
+    ).body;
     const at = (i: number) => ids[i] as string;
+    // Attribute values: 0 fills its template's required size (40 + 10), 2 follows the template without it, 9 sets a value and removes it.
+    expect((await tenant.request('PUT', `/api/v1/pim/products/${at(0)}`, { template_id: template.id, attributes: { [attribute.id]: 'M' } })).body.quality_score).toBe(50);
+    expect((await tenant.request('PUT', `/api/v1/pim/products/${at(2)}`, { template_id: template.id })).body.quality_score).toBe(40);
+    await tenant.request('PUT', `/api/v1/pim/products/${at(9)}`, { attributes: { [attribute.id]: 'S' } });
+    await tenant.request('PUT', `/api/v1/pim/products/${at(9)}`, { attributes: { [attribute.id]: null } });
+    // Even-numbered products lack a description; 8 and 10 also score 25 (< 40); 0 and 2 reach 40 with their category.
     await openIssuesBecome([
       `${at(0)}:MISSING_DESCRIPTION`,
       `${at(2)}:MISSING_DESCRIPTION`,
@@ -82,6 +89,7 @@ describe('replay', () => {
 
     const before = await snapshot();
     expect(before.products.length).toBeGreaterThanOrEqual(9);
+    expect(before.products.find((p: { id: string }) => p.id === at(0))).toMatchObject({ attributes: { [attribute.id]: 'M' }, quality_score: 50 });
     expect(before.issues.filter((i: { resolved: boolean }) => i.resolved).length).toBeGreaterThan(0);
 
     const result = await replay('all');

@@ -120,4 +120,52 @@ describe('validation issues', () => {
     expect(read.body.quality_score).toBe(70);
     expect((await tenant.request('GET', '/api/v1/pim/products')).body[0].quality_score).toBe(70);
   });
+
+  it("earns the template's 10 points when its required attributes are filled, here and in LOW_QUALITY_SCORE", async () => {
+    const tenant = await newTenant(service.baseUrl);
+    const attribute = async (body: object) => (await tenant.request('POST', '/api/v1/pim/attributes', body)).body.id as string;
+    const weight = await attribute({ name: 'Weight', slug: 'weight', type: 'NUMBER' });
+    const colour = await attribute({ name: 'Colour', slug: 'colour', type: 'SELECT', options: ['red', 'blue'] });
+    const material = await attribute({ name: 'Material', slug: 'material' });
+    const { body: group } = await tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Specs', attribute_ids: [weight, colour, material] });
+    const { body: template } = await tenant.request('POST', '/api/v1/pim/templates', { name: 'Cup', attribute_group_ids: [group.id], required_attribute_ids: [weight, colour] });
+
+    // title 10 + description 20 = 30, one required attribute of two filled: no template points, a low score.
+    const { status, body: product } = await tenant.request('POST', '/api/v1/pim/products', {
+      title: 'Templated',
+      description: 'Stoneware',
+      template_id: template.id,
+      attributes: { [weight]: 12.5, [material]: 'stoneware' },
+    });
+    expect(status).toBe(201);
+    expect(product).toMatchObject({ quality_score: 30, attributes: { [weight]: '12.5', [material]: 'stoneware' } });
+    const low = await eventually(() => issuesOf(tenant, product.id), (l) => l.some((i) => i.issue_type === 'LOW_QUALITY_SCORE'), 'a low score');
+    expect(low.find((i) => i.issue_type === 'LOW_QUALITY_SCORE')?.message).toBe('Quality score 30 is below 40.');
+
+    // Values must fit their attribute, and name one of the tenant's attributes.
+    const wrong = await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { attributes: { [colour]: 'green', [weight]: 'heavy' } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual([`body.attributes.${colour}`, `body.attributes.${weight}`].sort());
+    const unknown = crypto.randomUUID();
+    const missing = await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { attributes: { [unknown]: 'x' } });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.details).toEqual([{ path: `body.attributes.${unknown}`, message: 'no such attribute' }]);
+
+    // Filling the last required attribute earns the 10 points (40), and the low score resolves; null removes a value.
+    const filled = await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { attributes: { [colour]: 'red', [material]: null } });
+    expect(filled.status).toBe(200);
+    expect(filled.body).toMatchObject({ quality_score: 40, attributes: { [weight]: '12.5', [colour]: 'red' } });
+    expect(Object.keys(filled.body.attributes).sort()).toEqual([weight, colour].sort());
+    await eventually(() => issuesOf(tenant, product.id), (l) => l.length === 0, 'the low score resolved');
+
+    // Removing a required value takes the points back; the same issue opens again.
+    const emptied = await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { attributes: { [weight]: null } });
+    expect(emptied.body.quality_score).toBe(30);
+    const again = await eventually(() => issuesOf(tenant, product.id), (l) => l.length === 1, 'the low score again');
+    expect(again[0]?.id).toBe(low.find((i) => i.issue_type === 'LOW_QUALITY_SCORE')?.id);
+
+    // Without a template the rule earns nothing, whatever the attributes.
+    const { body: plain } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Plain', description: 'd', attributes: { [weight]: '1' } });
+    expect(plain.quality_score).toBe(30);
+  });
 });

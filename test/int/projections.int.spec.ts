@@ -69,6 +69,7 @@ describe('catalog projection', () => {
         sku: null,
         brand: null,
         template_id: null,
+        attributes: {},
         status: 'ACTIVE',
         // title 10 + category 15 + a priced variant 15 (docs/decisions.md)
         quality_score: 40,

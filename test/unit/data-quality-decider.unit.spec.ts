@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
-import { decide, evolve, initialState, issueIdOf, qualityIdOf, type DataQuality, type QualityEvent } from '../../commands/quality/data-quality.ts';
+import { decide, evolve, initialState, issueIdOf, qualityIdOf, type AssessCatalogChange, type DataQuality, type QualityEvent } from '../../commands/quality/data-quality.ts';
 import { qualityScore } from '../../commands/quality/quality-score.ts';
 import { metadata } from '../support/command-metadata.ts';
 
 const qualityId = qualityIdOf('t1', 'o1');
 
 /** Feeds catalog changes one by one, as the validation router does; returns every event and the final state. */
-const run = (changes: ProductEvent[], state: DataQuality = initialState()) => {
+type Change = AssessCatalogChange['data']['change'];
+const run = (changes: Change[], state: DataQuality = initialState()) => {
   const events: QualityEvent[][] = [];
   for (const change of changes) {
     const decided = decide({ type: 'AssessCatalogChange', data: { qualityId, change }, metadata }, state);
@@ -28,7 +29,7 @@ const variant = (productId: string, variantId: string, sku: string | null, barco
 const raisedTypes = (events: QualityEvent[]) => events.flatMap((e) => (e.type === 'ValidationIssueRaised' ? [`${e.data.productId}:${e.data.issueType}`] : []));
 const resolvedIds = (events: QualityEvent[]) => events.flatMap((e) => (e.type === 'ValidationIssueResolved' ? [e.data.issueId] : []));
 
-const bare = { sku: null, hasBrand: false, hasMedia: false };
+const bare = { sku: null, hasBrand: false, hasMedia: false, templateId: null, filledAttributeIds: [] };
 
 describe('data-quality decider', () => {
   it('assesses a bare product: missing description and a low score, with deterministic issue ids', () => {
@@ -85,5 +86,44 @@ describe('data-quality decider', () => {
     expect(qualityScore({ ...bare, hasDescription: true, hasCategory: true, variants: [] })).toBe(45);
     expect(qualityScore({ ...bare, hasDescription: true, hasCategory: true, variants: [{ variantId: 'v', sku: null, barcode: '96385074', priced: true }] })).toBe(70);
     expect(qualityScore({ ...bare, hasDescription: true, hasCategory: true, variants: [{ variantId: 'v', sku: null, barcode: '96385075', priced: true }] })).toBe(60);
+  });
+
+  describe("the template's required attributes", () => {
+    const template = (templateId: string, requiredAttributeIds: string[]): Change => ({
+      type: 'TemplateCreated',
+      data: { taxonomyId: 'x', templateId, name: 'Cup', description: null, categoryId: null, attributeGroupIds: [], requiredAttributeIds },
+    });
+    const templated = (productId: string, attributes: Record<string, string>): Change => ({
+      type: 'ProductCreated',
+      data: { productId, title: 'T', description: null, category: null, status: 'ACTIVE', templateId: 'tpl', attributes },
+    });
+    const scores = (events: QualityEvent[]) => events.flatMap((e) => (e.type === 'ProductQualityAssessed' ? [`${e.data.productId}:${e.data.score}`] : []));
+
+    it('earns 10 points once every required attribute has a value, and loses them when one is removed', () => {
+      const { events, state } = run([
+        template('tpl', ['a1', 'a2']),
+        templated('p', { a1: '1' }),
+        { type: 'ProductUpdated', data: { productId: 'p', changes: [], attributeChanges: [{ attributeId: 'a2', previous: null, current: 'red' }] } },
+        { type: 'ProductUpdated', data: { productId: 'p', changes: [], attributeChanges: [{ attributeId: 'a1', previous: '1', current: null }] } },
+      ]);
+      expect(events[0]).toEqual([{ type: 'TemplateRequirementsNoted', data: { qualityId, templateId: 'tpl', requiredAttributeIds: ['a1', 'a2'] } }]);
+      expect([1, 2, 3].map((i) => scores(events[i] ?? []))).toEqual([['p:10'], ['p:20'], ['p:10']]);
+      expect(state.products.p).toMatchObject({ templateId: 'tpl', filledAttributeIds: ['a2'] });
+    });
+
+    it('judges the products already following a template when it arrives later, and converges either way', () => {
+      const product = templated('p', { a1: '1' });
+      const late = run([created('q', 'd', 'c'), product, template('tpl', ['a1'])]);
+      expect(scores(late.events[1] ?? [])).toEqual(['p:10']);
+      expect(scores(late.events[2] ?? [])).toEqual(['p:20']);
+      const early = run([created('q', 'd', 'c'), template('tpl', ['a1']), product]);
+      expect(late.state).toEqual(early.state);
+    });
+
+    it('earns nothing without a template, and everything for a template that requires nothing', () => {
+      expect(qualityScore({ ...bare, hasDescription: false, hasCategory: false, variants: [], filledAttributeIds: ['a1'] })).toBe(10);
+      expect(qualityScore({ ...bare, templateId: 'tpl', hasDescription: false, hasCategory: false, variants: [] })).toBe(10);
+      expect(qualityScore({ ...bare, templateId: 'tpl', hasDescription: false, hasCategory: false, variants: [] }, [])).toBe(20);
+    });
   });
 });

@@ -103,4 +103,35 @@ describe('product decider', () => {
     expect(given(created).when({ type: 'AddMedia', data: media })).toThrow(NotFoundError);
     expect(given().when({ type: 'AddMedia', data: { ...media, variantId: null } })).toThrow(NotFoundError);
   });
+
+  it('carries attribute values, sets and removes them by attribute id, and records only real changes', () => {
+    const data = { productId, title: 'Mug', description: null, category: null, attributes: { a1: '12.5', a2: 'red' } };
+    const [withValues] = given().when({ type: 'CreateProduct', data })();
+    expect(withValues).toEqual({ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } });
+    const events = given(withValues as ProductEvent).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a2: null, a3: 'stoneware' } } })();
+    expect(events).toEqual([
+      {
+        type: 'ProductUpdated',
+        data: {
+          productId,
+          changes: [],
+          attributeChanges: [
+            { attributeId: 'a2', previous: 'red', current: null },
+            { attributeId: 'a3', previous: null, current: 'stoneware' },
+          ],
+        },
+      },
+    ]);
+    const state = [withValues as ProductEvent, ...events].reduce(evolve, initialState());
+    expect(state).toMatchObject({ status: 'Existing', attributes: { a1: '12.5', a3: 'stoneware' } });
+    expect(state.status === 'Existing' && Object.keys(state.attributes).sort()).toEqual(['a1', 'a3']);
+    // Setting the same values, or removing one never set, changes nothing.
+    expect(given(withValues as ProductEvent).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a9: null } } })()).toEqual([]);
+  });
+
+  it('reads events from before attribute values as carrying none', () => {
+    expect(evolve(initialState(), created)).toMatchObject({ attributes: {} });
+    const updated: ProductEvent = { type: 'ProductUpdated', data: { productId, changes: [{ field: 'title', previous: 'Mug', current: 'Cup' }] } };
+    expect([created, updated].reduce(evolve, initialState())).toMatchObject({ title: 'Cup', attributes: {} });
+  });
 });
