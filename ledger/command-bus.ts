@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Consumer, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type Consumer, type Kafka, type Producer, type TopicMessages } from 'kafkajs';
 import type { CommandReply } from './command-reply.ts';
+import { GroupCommit } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
@@ -19,6 +20,10 @@ export class CommandBus {
   private readonly consumer: Consumer;
   private readonly pending = new Map<string, Pending>();
   private readonly repliesTopic: string;
+  /** Concurrent requests' commands share one produce request rather than queueing behind each other's. */
+  private readonly outbox = new GroupCommit<TopicMessages>(async (topicMessages) => {
+    await this.producer.sendBatch({ acks: -1, topicMessages });
+  });
 
   constructor(
     private readonly kafka: Kafka,
@@ -69,9 +74,8 @@ export class CommandBus {
 
   /** Appends a command without waiting for its decision: the write is durable once this resolves. */
   async post(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
-    await this.producer.send({
+    await this.outbox.submit({
       topic: namespaced(this.namespace, topic.name),
-      acks: -1,
       messages: [{ key: aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } }],
     });
   }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Message, type Producer } from 'kafkajs';
+import { Partitioners, type Batch, type Consumer, type Kafka, type Message, type Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { CommandReply } from './command-reply.ts';
 import { DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
+import { consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
@@ -41,6 +42,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private snapshots = new Map<string, Snapshot<S>>();
   private joins = 0;
   private stale = false;
+  private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
 
   constructor(
     private readonly deps: ProcessorDeps,
@@ -75,7 +77,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     });
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.topic.commands, fromBeginning: true });
-    await this.consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: MAX_PARTITIONS,
+      eachBatch: eachBatchInto(this.group),
+    });
   }
 
   async stop(): Promise<void> {
@@ -89,73 +96,72 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     this.log.info({ aggregates: this.snapshots.size }, 'state restored from changelog');
   }
 
-  private async handleBatch({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> {
+  private async commitBatches(batches: Batch[]): Promise<void> {
     if (this.stale) {
       this.stale = false;
       await this.restore();
     }
     const producer = this.producer;
-    if (!producer || batch.messages.length === 0) return;
+    if (!producer) throw new Error('processor not started');
 
     const touched = new Map<string, Snapshot<S>>();
-    const decisions = batch.messages.flatMap((message) => {
-      const command = this.parse(message.value);
-      return command ? [this.decideOne(command, touched)] : [];
-    });
+    // Commands, state and events are co-partitioned by aggregate id: each decision stays in its batch's partition.
+    const decisions = batches.flatMap((batch) =>
+      batch.messages.flatMap((message) => {
+        const command = this.parse(message.value);
+        return command ? [{ partition: batch.partition, ...this.decideOne(command, touched) }] : [];
+      }),
+    );
+    const partitionOf = new Map(decisions.flatMap((d) => (d.outcome === 'accepted' ? [[d.aggregateId, d.partition] as const] : [])));
 
-    const t0 = performance.now();
     const transaction = await producer.transaction();
     try {
-      const accepted = decisions.filter((d) => d.outcome === 'accepted');
       const eventMessages: Message[] = [];
-      const lastEventIndex = new Map<Decision<E>, number>();
-      for (const decision of accepted) {
+      const lastEvent = new Map<Decision<E>, { partition: number; index: number }>();
+      const sentTo = new Map<number, number>();
+      for (const decision of decisions) {
+        if (decision.outcome !== 'accepted') continue;
         for (const [index, event] of decision.events.entries()) {
           const envelope = this.envelope(decision.command, decision.aggregateId, event, index);
           const value = await this.deps.codec.encode(this.topic.events, event, envelope);
-          eventMessages.push({ key: decision.aggregateId, value, partition: batch.partition, headers: { 'event-type': event.type } });
-          lastEventIndex.set(decision, eventMessages.length - 1);
+          eventMessages.push({ key: decision.aggregateId, value, partition: decision.partition, headers: { 'event-type': event.type } });
+          const indexInPartition = sentTo.get(decision.partition) ?? 0;
+          sentTo.set(decision.partition, indexInPartition + 1);
+          lastEvent.set(decision, { partition: decision.partition, index: indexInPartition });
         }
       }
-      let baseOffset = 0n;
-      if (eventMessages.length > 0) {
-        const [metadata] = await transaction.send({ topic: this.topic.events, messages: eventMessages, acks: -1 });
-        baseOffset = BigInt(metadata?.baseOffset ?? '0');
-      }
-      const positionOf = (decision: Decision<E>): LogPosition[] => {
-        const index = lastEventIndex.get(decision);
-        if (index === undefined) return [];
-        return [{ topic: this.topic.events, partition: batch.partition, offset: (baseOffset + BigInt(index)).toString() }];
-      };
-      const replies: Message[] = decisions.map((decision) => ({
-        key: decision.command.metadata.commandId,
-        value: JSON.stringify(this.reply(decision, positionOf(decision))),
-      }));
       const stateMessages: Message[] = [...touched].map(([aggregateId, snapshot]) => ({
         key: aggregateId,
         value: JSON.stringify(snapshot),
-        partition: batch.partition,
+        partition: partitionOf.get(aggregateId),
       }));
-      await transaction.sendBatch({
+      const written = await transaction.sendBatch({
         acks: -1,
         topicMessages: [
+          ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
           ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
-          { topic: this.topic.replies, messages: replies },
         ],
       });
-      await transaction.sendOffsets({
-        consumerGroupId: this.groupId,
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }] }],
+      // Replies name the offsets of their events, which are known only once those are written.
+      const baseOffsets = new Map(written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
+      const positionOf = (decision: Decision<E>): LogPosition[] => {
+        const last = lastEvent.get(decision);
+        if (!last) return [];
+        const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
+        return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
+      };
+      await transaction.send({
+        acks: -1,
+        topic: this.topic.replies,
+        messages: decisions.map((decision) => ({ key: decision.command.metadata.commandId, value: JSON.stringify(this.reply(decision, positionOf(decision))) })),
       });
+      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(batches) });
       await transaction.commit();
-      this.log.debug({ commands: decisions.length, partition: batch.partition, ms: Math.round(performance.now() - t0) }, 'batch committed');
     } catch (error) {
       await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
       throw error;
     }
     for (const [aggregateId, snapshot] of touched) this.snapshots.set(aggregateId, snapshot);
-    resolveOffset(batch.lastOffset());
-    await heartbeat();
   }
 
   /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_PARTITIONS } from './group-commit.ts';
 
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -8,7 +9,7 @@ const configSchema = z.object({
   DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/commerce_ledger'),
   /** Prefixes every topic and consumer group; lets test runs and local dev share one broker. */
   LEDGER_NAMESPACE: z.string().regex(/^[a-z0-9-]*$/).default(''),
-  TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(64).default(3),
+  TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(MAX_PARTITIONS).default(3),
   COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_ISSUER: z.string().optional(),

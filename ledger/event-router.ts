@@ -1,6 +1,7 @@
-import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type Message, type Producer } from 'kafkajs';
+import { Partitioners, type Batch, type Consumer, type Kafka, type Message, type Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { EventCodec } from './event-codec.ts';
+import { consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command, RecordedEvent } from './message.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
@@ -34,6 +35,7 @@ export class EventRouter {
   private readonly log: Logger;
   private producer?: Producer;
   private consumer?: Consumer;
+  private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
 
   constructor(
     private readonly deps: RouterDeps,
@@ -55,7 +57,12 @@ export class EventRouter {
     this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
     await this.consumer.connect();
     for (const topic of this.definition.topics) await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    await this.consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.handleBatch(payload) });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: MAX_PARTITIONS,
+      eachBatch: eachBatchInto(this.group),
+    });
   }
 
   async stop(): Promise<void> {
@@ -63,29 +70,20 @@ export class EventRouter {
     await this.producer?.disconnect();
   }
 
-  private async handleBatch({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> {
+  private async commitBatches(batches: Batch[]): Promise<void> {
     const producer = this.producer;
-    if (!producer || batch.messages.length === 0) return;
+    if (!producer) throw new Error('router not started');
     const byTopic = new Map<string, Message[]>();
-    for (const message of batch.messages) {
-      if (!message.value) continue;
-      const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
-      for (const [index, routed] of this.definition.route(event).entries()) {
-        const command: Command = {
-          ...routed.command,
-          metadata: {
-            commandId: uuidv5(`${this.definition.name}/${event.envelope.eventId}/${index}`, COMMAND_ID_NAMESPACE),
-            tenantId: event.envelope.tenantId,
-            orgId: event.envelope.orgId,
-            actor: event.envelope.actor,
-            issuedAt: event.envelope.occurredAt,
-            correlationId: event.envelope.correlationId,
-          },
-        };
-        const topic = namespaced(this.deps.namespace, routed.topic.name);
-        const messages = byTopic.get(topic) ?? [];
-        messages.push({ key: routed.aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } });
-        byTopic.set(topic, messages);
+    for (const batch of batches) {
+      for (const message of batch.messages) {
+        if (!message.value) continue;
+        const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
+        for (const [index, routed] of this.definition.route(event).entries()) {
+          const topic = namespaced(this.deps.namespace, routed.topic.name);
+          const messages = byTopic.get(topic) ?? [];
+          messages.push(this.commandMessage(event, index, routed));
+          byTopic.set(topic, messages);
+        }
       }
     }
     const transaction = await producer.transaction();
@@ -93,16 +91,26 @@ export class EventRouter {
       if (byTopic.size > 0) {
         await transaction.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
       }
-      await transaction.sendOffsets({
-        consumerGroupId: this.groupId,
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() }] }],
-      });
+      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(batches) });
       await transaction.commit();
     } catch (error) {
       await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
       throw error;
     }
-    resolveOffset(batch.lastOffset());
-    await heartbeat();
+  }
+
+  private commandMessage(event: RecordedEvent, index: number, routed: RoutedCommand): Message {
+    const command: Command = {
+      ...routed.command,
+      metadata: {
+        commandId: uuidv5(`${this.definition.name}/${event.envelope.eventId}/${index}`, COMMAND_ID_NAMESPACE),
+        tenantId: event.envelope.tenantId,
+        orgId: event.envelope.orgId,
+        actor: event.envelope.actor,
+        issuedAt: event.envelope.occurredAt,
+        correlationId: event.envelope.correlationId,
+      },
+    };
+    return { key: routed.aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };
   }
 }

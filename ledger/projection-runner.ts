@@ -1,6 +1,7 @@
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Batch, Consumer, Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { EventCodec } from './event-codec.ts';
+import { eachBatchInto, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
 import { contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
@@ -25,6 +26,7 @@ export const projectionLockKey = (projection: Pick<Projection, 'name'>): string 
  */
 export class ProjectionRunner {
   private consumer?: Consumer;
+  private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
   private readonly log: Logger;
 
   constructor(
@@ -53,7 +55,7 @@ export class ProjectionRunner {
     for (const topic of this.projection.topics) {
       await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
     }
-    await this.consumer.run({ eachBatchAutoResolve: false, eachBatch: (payload) => this.apply(payload) });
+    await this.consumer.run({ eachBatchAutoResolve: false, partitionsConsumedConcurrently: MAX_PARTITIONS, eachBatch: eachBatchInto(this.group) });
   }
 
   async stop(): Promise<void> {
@@ -80,32 +82,34 @@ export class ProjectionRunner {
     if (notify && row) await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${topic}|${partition}|${row.offset}`]);
   }
 
-  private async apply({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> {
-    if (batch.messages.length === 0) return;
+  /** One Postgres transaction for a group of batches, each skipping what its checkpoint has already seen. */
+  private async applyBatches(batches: Batch[]): Promise<void> {
     const { codec, db } = this.deps;
     const { schema } = this.options;
-    const events: RecordedEvent[] = [];
-    for (const message of batch.messages) {
-      if (!message.value) continue;
-      events.push(await codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset }));
+    const decoded: { batch: Batch; events: RecordedEvent[] }[] = [];
+    for (const batch of batches) {
+      const events: RecordedEvent[] = [];
+      for (const message of batch.messages) {
+        if (!message.value) continue;
+        events.push(await codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset }));
+      }
+      decoded.push({ batch, events });
     }
-    const lastOffset = batch.lastOffset();
     await db.transaction(async (trx) => {
       await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [projectionLockKey(this.projection)]);
-      const checkpoint = (await trx(`${schema}.checkpoints`)
-        .where({ topic: batch.topic, partition: batch.partition })
-        .first('offset')) as { offset: string } | undefined;
-      const applied = checkpoint ? BigInt(checkpoint.offset) : -1n;
       const context = contextFor(trx, schema);
-      for (const event of events) {
-        if (BigInt(event.position.offset) <= applied || !this.projection.canHandle.includes(event.type)) continue;
-        await this.projection.evolve(event, context);
+      for (const { batch, events } of decoded) {
+        const checkpoint = (await trx(`${schema}.checkpoints`)
+          .where({ topic: batch.topic, partition: batch.partition })
+          .first('offset')) as { offset: string } | undefined;
+        const applied = checkpoint ? BigInt(checkpoint.offset) : -1n;
+        for (const event of events) {
+          if (BigInt(event.position.offset) <= applied || !this.projection.canHandle.includes(event.type)) continue;
+          await this.projection.evolve(event, context);
+        }
+        await this.saveCheckpoint(trx, batch.topic, batch.partition, batch.lastOffset());
       }
-      await this.saveCheckpoint(trx, batch.topic, batch.partition, lastOffset);
     });
-    this.options.onBatch?.(batch.topic, batch.partition, lastOffset);
-    resolveOffset(lastOffset);
-    await commitOffsetsIfNecessary();
-    await heartbeat();
+    for (const { batch } of decoded) this.options.onBatch?.(batch.topic, batch.partition, batch.lastOffset());
   }
 }

@@ -1,0 +1,71 @@
+import type { Batch, EachBatchPayload, TopicOffsets } from 'kafkajs';
+
+/**
+ * Group commit for a consumer reading several partitions: batches handed over while a transaction is in
+ * flight wait and commit together in the next one, so a round of fetches pays for one transaction rather
+ * than one per partition. Groups run one at a time, in the order their batches arrived; every batch of a
+ * group shares its outcome (committed, or the error that aborted it).
+ */
+export class GroupCommit<T> {
+  private queue: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private draining = false;
+
+  constructor(private readonly commit: (items: T[]) => Promise<void>) {}
+
+  submit(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        // The other partitions of the same fetch are handed over in the next turns of the event loop.
+        await new Promise((resolve) => setImmediate(resolve));
+        const group = this.queue.splice(0);
+        try {
+          await this.commit(group.map(({ item }) => item));
+          for (const { resolve } of group) resolve();
+        } catch (error) {
+          for (const { reject } of group) reject(error);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}
+
+/** The most partitions a topic the service creates may have (TOPIC_PARTITIONS), all consumed concurrently. */
+export const MAX_PARTITIONS = 64;
+
+/** The offsets to commit once a group of batches is done: per topic and partition, past its last message. */
+export function consumedOffsets(batches: Pick<Batch, 'topic' | 'partition' | 'lastOffset'>[]): TopicOffsets[] {
+  const next = new Map<string, Map<number, bigint>>();
+  for (const batch of batches) {
+    const partitions = next.get(batch.topic) ?? new Map<number, bigint>();
+    const offset = BigInt(batch.lastOffset()) + 1n;
+    if (offset > (partitions.get(batch.partition) ?? -1n)) partitions.set(batch.partition, offset);
+    next.set(batch.topic, partitions);
+  }
+  return [...next].map(([topic, partitions]) => ({
+    topic,
+    partitions: [...partitions].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
+  }));
+}
+
+/**
+ * The consumer's eachBatch for a group commit (run it with partitionsConsumedConcurrently): a batch's
+ * offset is resolved only once the group it joined has committed.
+ */
+export const eachBatchInto =
+  (group: GroupCommit<Batch>) =>
+  async ({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> => {
+    if (batch.messages.length === 0) return;
+    await group.submit(batch);
+    resolveOffset(batch.lastOffset());
+    await heartbeat();
+  };

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { consumedOffsets, GroupCommit } from '../../ledger/group-commit.ts';
+
+const deferred = () => {
+  let release = () => {};
+  const promise = new Promise<void>((resolve) => (release = resolve));
+  return { promise, release };
+};
+
+describe('group commit', () => {
+  it('commits what arrives together as one group, and what arrives during a commit as the next', async () => {
+    const groups: number[][] = [];
+    const gate = deferred();
+    const group = new GroupCommit<number>(async (items) => {
+      groups.push(items);
+      if (groups.length === 1) await gate.promise;
+    });
+    const first = [group.submit(1), group.submit(2)];
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = [group.submit(3), group.submit(4), group.submit(5)];
+    gate.release();
+    await Promise.all([...first, ...second]);
+    expect(groups).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
+  });
+
+  it('fails every item of a failed group, and goes on with the next', async () => {
+    let calls = 0;
+    const group = new GroupCommit<string>(async (items) => {
+      calls += 1;
+      if (items.includes('bad')) throw new Error('aborted');
+    });
+    const failed = Promise.allSettled([group.submit('ok'), group.submit('bad')]);
+    expect((await failed).map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    await expect(group.submit('later')).resolves.toBeUndefined();
+    expect(calls).toBe(2);
+  });
+});
+
+describe('consumed offsets', () => {
+  const batch = (topic: string, partition: number, last: string) => ({ topic, partition, lastOffset: () => last });
+
+  it('commits past the last message of each topic and partition, the highest when one appears twice', () => {
+    expect(consumedOffsets([batch('a', 0, '4'), batch('a', 1, '9'), batch('b', 0, '0'), batch('a', 0, '7')])).toEqual([
+      { topic: 'a', partitions: [{ partition: 0, offset: '8' }, { partition: 1, offset: '10' }] },
+      { topic: 'b', partitions: [{ partition: 0, offset: '1' }] },
+    ]);
+  });
+});
