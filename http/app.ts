@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Config } from '../ledger/config.ts';
 import type { Logger } from '../ledger/logger.ts';
-import { getHttpResponseFromError } from './errors.ts';
+import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
+import { useStrictJsonBodies } from './json-body.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { ledgerPlugin } from './plugins/ledger.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
@@ -19,6 +21,22 @@ import statsRoutes from './routes/stats.ts';
 import templateRoutes from './routes/templates.ts';
 import validationRoutes from './routes/validation.ts';
 
+const sendError = (reply: FastifyReply, error: unknown) => {
+  const { statusCode, body } = getHttpResponseFromError(error);
+  return reply.code(statusCode).send(body);
+};
+
+/** A route that declares no query parameters refuses any (400), as the others refuse unknown ones: a misspelt filter must not be ignored. */
+const refuseUndeclaredQuery = (route: RouteOptions) => {
+  if (!route.schema?.querystring) route.schema = { ...route.schema, querystring: z.object({}).strict() };
+};
+
+/** What every route under /api shares: authentication first, and no query parameter it does not declare. */
+const apiScope = (api: FastifyInstance) => {
+  api.addHook('onRequest', api.authenticate);
+  api.addHook('onRoute', refuseUndeclaredQuery);
+};
+
 export async function buildApp(config: Config, logger: Logger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -30,19 +48,22 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
       const given = request.headers['x-correlation-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
     },
+    // A malformed URL or an over-long path parameter is answered before routing; give it the one error body too.
+    frameworkErrors: (error, _request, reply) => sendError(reply as FastifyReply, error),
+    clientErrorHandler: (error, socket) => {
+      if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      socket.end(clientErrorResponse(error), () => socket.destroy());
+    },
   });
+  useStrictJsonBodies(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
   app.setErrorHandler((error, request, reply) => {
-    const { statusCode, body } = getHttpResponseFromError(error);
-    if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.code(statusCode).send(body);
+    if (getHttpResponseFromError(error).statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(reply, error);
   });
-  app.setNotFoundHandler((request, reply) => {
-    const { body } = getHttpResponseFromError({ statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` });
-    return reply.code(404).send(body);
-  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }));
 
   await app.register(openapiPlugin);
   await app.register(ledgerPlugin, { config, logger });
@@ -57,7 +78,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
 
   await app.register(
     async (api) => {
-      api.addHook('onRequest', api.authenticate);
+      apiScope(api);
       await api.register(productRoutes);
       await api.register(statsRoutes);
       await api.register(auditRoutes);
@@ -72,7 +93,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
   );
   await app.register(
     async (api) => {
-      api.addHook('onRequest', api.authenticate);
+      apiScope(api);
       await api.register(orderRoutes);
       await api.register(inventoryRoutes);
     },

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import kafkajs from 'kafkajs';
@@ -32,8 +33,11 @@ const fastifyCodes: Record<number, string> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
+  431: 'headers_too_large',
 };
 
 /** Maps every error the service can raise to a status and body, in exactly one place. */
@@ -58,4 +62,28 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
     return respond(status, fastifyCodes[status] ?? 'bad_request', (error as Error).message);
   }
   return respond(500, 'internal', 'internal error');
+}
+
+/** A request that is not even valid HTTP (node's parser refused it): status and message, before any route runs. */
+const clientError = (error: Error & { code?: string }): { statusCode: number; message: string } => {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return { statusCode: 431, message: 'the request headers are too large' };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { statusCode: 408, message: 'the request did not arrive in time' };
+  return { statusCode: 400, message: 'the request is not well-formed HTTP' };
+};
+
+/**
+ * The raw HTTP response for a client error (fastify's `clientErrorHandler`), with the one error body. The
+ * connection is closed: after a parse error the rest of what the client sent cannot be trusted.
+ */
+export function clientErrorResponse(error: Error & { code?: string }): string {
+  const { statusCode, body } = getHttpResponseFromError(clientError(error));
+  const json = JSON.stringify(body);
+  return [
+    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    'Connection: close',
+    '',
+    json,
+  ].join('\r\n');
 }

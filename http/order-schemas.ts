@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { currencyCode, decimalAmount, text, timestamp, uuid } from './schemas.ts';
+import { currencyCode, decimalAmount, queryInteger, text, timestamp, uuid } from './schemas.ts';
 
 /**
  * Payment details accepted at order creation, per provider: the transaction id must look like one
@@ -114,8 +114,8 @@ export type OrderBody = z.infer<typeof order>;
 
 export const listQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(100).default(50).describe('Page size'),
-    offset: z.coerce.number().int().min(0).default(0).describe('Orders to skip'),
+    limit: queryInteger({ min: 1, max: 100, fallback: 50 }).describe('Page size'),
+    offset: queryInteger({ min: 0, fallback: 0 }).describe('Orders to skip'),
   })
   .strict();
 

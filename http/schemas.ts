@@ -1,10 +1,37 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 
-export const uuid = z.guid();
+/**
+ * UUIDs are case-insensitive, but aggregates are keyed, and events compared, by the id's text: an upper-case
+ * id would read the same Postgres row yet address another aggregate. Every id is lower-cased at the edge.
+ */
+export const uuid = z.guid().toLowerCase();
 
-/** Free text as Postgres can store it: a NUL character would be accepted into the log and then refused by every read model. */
-export const text = () => z.string().refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
+// With the u flag a surrogate pair is one code point, so only an unpaired surrogate is of category Cs.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Free text as Postgres can store it: a NUL character would be accepted into the log and then refused by every
+ * read model. A lone UTF-16 surrogate (JSON "\ud800") is not text either: encoding would silently replace it.
+ */
+export const text = () =>
+  z
+    .string()
+    .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters')
+    .refine((value) => !LONE_SURROGATE.test(value), 'must not contain unpaired UTF-16 surrogates');
+
+const decimalDigits = (value: unknown) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
+const notDecimal = (issue: { code?: string }) => (issue.code === 'invalid_type' ? 'must be a whole number in decimal digits' : undefined);
+
+/**
+ * A whole number in a query string, in plain decimal digits: coercing with Number() would also take "0x10",
+ * "1e1", " 5 " and an empty value (as 0).
+ */
+export const queryInteger = ({ min, max, fallback }: { min: number; max?: number; fallback: number }) => {
+  const integer = z.number({ error: notDecimal }).int().min(min);
+  return z.preprocess(decimalDigits, (max === undefined ? integer : integer.max(max)).default(fallback));
+};
+
 export const idParams = z.object({ id: uuid });
 
 export const standardHeaders = z.object({

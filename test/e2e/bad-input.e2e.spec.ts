@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTenant, send, type Tenant } from '../support/client.ts';
+import { newTenant, send, sendRawHttp, type Tenant } from '../support/client.ts';
+import { orderRequest } from '../support/orders.ts';
 import { startService, type Service } from '../support/service.ts';
 
 let service: Service;
@@ -17,6 +19,8 @@ const expectError = (response: { status: number; body: any }, status: number, co
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(response.body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Array) } });
 };
+
+const pathsOf = (response: { body: any }) => response.body.error.details.map((d: { path: string }) => d.path);
 
 describe('bad input gets a clear 4xx and writes nothing', () => {
   it('rejects invalid product bodies with the field that is wrong', async () => {
@@ -92,9 +96,93 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
     expect(read.body).toMatchObject({ title: 'Reference', updated_at: product.updated_at });
   });
 
+  it('refuses unpaired UTF-16 surrogates in text rather than failing on them or rewriting them', async () => {
+    const cases: [string, unknown, string][] = [
+      ['/api/v1/oms/orders', orderRequest({ idempotency_key: '\ud800' }), 'body.idempotency_key'],
+      ['/api/v1/oms/orders', orderRequest({ idempotency_key: 'a\udc00b' }), 'body.idempotency_key'],
+      ['/api/v1/oms/orders', orderRequest({ tags: ['\udbff'] }), 'body.tags.0'],
+      ['/api/v1/pim/products', { title: 'cup \ud83d' }, 'body.title'],
+      ['/api/v1/pim/categories', { name: '\udc00', slug: 'lone' }, 'body.name'],
+    ];
+    for (const [path, body, field] of cases) {
+      const response = await tenant.request('POST', path, body);
+      expectError(response, 400, 'validation_failed');
+      expect(pathsOf(response), JSON.stringify(body)).toContain(field);
+    }
+    expect((await tenant.request('POST', '/api/v1/pim/brands', { name: 'Paired 😀 is fine' })).status).toBe(201);
+  });
+
+  it('refuses a body that is not valid UTF-8 instead of storing replacement characters', async () => {
+    const invalid = new Uint8Array([...Buffer.from('{"title":"'), 0xff, 0xfe, ...Buffer.from('"}')]);
+    expectError(await send(service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: invalid, headers: tenant.headers }), 400, 'bad_request');
+  });
+
+  it('takes limit and offset only as plain decimal numbers', async () => {
+    for (const query of ['limit=0x10', 'limit=1e1', 'limit=%205%20', 'limit=%2B5', 'limit=0b11', 'offset=', 'offset=0x0', 'limit=5&limit=6']) {
+      const response = await tenant.request('GET', `/api/v1/oms/orders?${query}`);
+      expectError(response, 400, 'validation_failed');
+      expect(pathsOf(response)[0], query).toMatch(/^querystring\.(limit|offset)$/);
+    }
+    expect((await tenant.request('GET', '/api/v1/oms/orders?limit=16&offset=0')).body).toMatchObject({ limit: 16, offset: 0 });
+  });
+
+  it('refuses query parameters a route does not declare, as it refuses unknown body fields', async () => {
+    for (const path of ['/api/v1/pim/products?limit=5', '/api/v1/pim/audit?tenant_id=x', `/api/v1/pim/products/${product.id}?fields=title`, '/api/v1/oms/inventory/locations?x=1']) {
+      const response = await tenant.request('GET', path);
+      expectError(response, 400, 'validation_failed');
+      expect(pathsOf(response), path).toEqual(['querystring']);
+    }
+  });
+
+  it('answers requests refused before routing with the one error body', async () => {
+    expectError(await tenant.request('GET', '/api/v1/pim/products/%ZZ'), 400, 'bad_request');
+    expectError(await tenant.request('GET', `/api/v1/pim/products/${'a'.repeat(200)}`), 414, 'uri_too_long');
+    const { host } = new URL(service.baseUrl);
+    expectError(await sendRawHttp(service.baseUrl, `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nNot a header\r\n\r\n`), 400, 'bad_request');
+    const hugeHeader = `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`;
+    expectError(await sendRawHttp(service.baseUrl, hugeHeader), 431, 'headers_too_large');
+  });
+
   it('wrote nothing for any of it', async () => {
     expect((await tenant.request('GET', '/api/v1/pim/products')).body.map((p: { id: string }) => p.id)).toEqual([product.id]);
     expect((await tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([]);
-    expect((await tenant.request('GET', '/api/v1/pim/audit')).body.map((e: { action: string }) => e.action)).toEqual(['product.created']);
+    expect((await tenant.request('GET', '/api/v1/pim/audit')).body.map((e: { action: string }) => e.action)).toEqual(['brand.created', 'product.created']);
+    expect((await tenant.request('GET', '/api/v1/pim/categories')).body).toEqual([]);
+    expect((await tenant.request('GET', '/api/v1/oms/orders')).body.total).toBe(0);
+  });
+});
+
+describe('an id in upper case names the same record as in lower case', () => {
+  let other: Tenant;
+  beforeAll(async () => {
+    other = await newTenant(service.baseUrl);
+  });
+  const upper = (id: string) => id.toUpperCase();
+
+  it('writes through an upper-case path id to the record a read finds', async () => {
+    const created = (await other.request('POST', '/api/v1/pim/products', { title: 'Mug' })).body;
+    const updated = await other.request('PUT', `/api/v1/pim/products/${upper(created.id)}`, { title: 'Big mug' });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect((await other.request('GET', `/api/v1/pim/products/${created.id}`)).body.title).toBe('Big mug');
+    const variant = await other.request('POST', `/api/v1/pim/products/${upper(created.id)}/variants`, { sku: 'MUG-L' });
+    expect(variant.status, JSON.stringify(variant.body)).toBe(201);
+    expect(variant.body.product_id).toBe(created.id);
+  });
+
+  it('keys attribute values by the lower-case id, so one attribute has one value', async () => {
+    const attribute = (await other.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size' })).body;
+    const created = await other.request('POST', '/api/v1/pim/products', { title: 'Cup', attributes: { [upper(attribute.id)]: 'L' } });
+    expect(created.body.attributes).toEqual({ [attribute.id]: 'L' });
+    const updated = await other.request('PUT', `/api/v1/pim/products/${created.body.id}`, { attributes: { [attribute.id]: 'XL' } });
+    expect(updated.body.attributes).toEqual({ [attribute.id]: 'XL' });
+  });
+
+  it('sets the stock level a lower-case read shows', async () => {
+    const location = (await other.request('POST', '/api/v1/oms/inventory/locations', { name: 'Depot' })).body;
+    const variantId = randomUUID();
+    const set = await other.request('PUT', `/api/v1/oms/inventory/levels/${upper(variantId)}/${upper(location.id)}`, { available: 3 });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body).toMatchObject({ variant_id: variantId, location_id: location.id, available: 3 });
+    expect((await other.request('GET', `/api/v1/oms/inventory/levels?variant_id=${variantId}`)).body).toMatchObject([{ available: 3 }]);
   });
 });

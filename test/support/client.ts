@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { devToken } from '../../bin/token.ts';
 import { TEST_DEV_SECRET } from './service-process.ts';
 
@@ -13,21 +14,42 @@ export type Tenant = {
   request: <T = any>(method: string, path: string, body?: unknown, extraHeaders?: Record<string, string>) => Promise<ApiResponse<T>>;
 };
 
-export async function send<T = any>(baseUrl: string, method: string, path: string, init: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+const parsed = (text: string): unknown => {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text; // not JSON; keep the text so a test can show it
+  }
+};
+
+export async function send<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  init: { body?: unknown; rawBody?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
   const hasBody = init.body !== undefined || init.rawBody !== undefined;
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...init.headers },
     body: init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
   });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    // not JSON; keep the text so a test can show it
-  }
-  return { status: response.status, body: body as T, headers: response.headers };
+  return { status: response.status, body: parsed(await response.text()) as T, headers: response.headers };
+}
+
+/** Writes `request` to the service byte for byte, for what fetch refuses to send (malformed HTTP), and reads until it closes. */
+export function sendRawHttp(baseUrl: string, request: string): Promise<{ status: number; body: any }> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(request));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', text = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n', 2);
+      resolve({ status: Number(head.split(' ')[1]), body: parsed(text) });
+    });
+  });
 }
 
 /** A tenant with its own org, user and development token. */
