@@ -3,7 +3,7 @@ import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import kafkajs from 'kafkajs';
 import { CommandTimeoutError } from '../ledger/command-bus.ts';
-import { ConflictError, DomainError, IllegalStateError, NotFoundError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
+import { ConflictError, DomainError, IllegalStateError, NotFoundError, PayloadTooLargeError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
 import { ProjectionLagError } from '../ledger/projection-waiter.ts';
 
 // kafkajs re-exports its errors with a spread, which Node's ESM named-export detection cannot see.
@@ -25,6 +25,7 @@ const statusOf = (error: DomainError): number => {
   if (error instanceof ValidationError) return 400;
   if (error instanceof NotFoundError) return 404;
   if (error instanceof ConflictError || error instanceof IllegalStateError) return 409;
+  if (error instanceof PayloadTooLargeError) return 413;
   return 400;
 };
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Partitioners, type Consumer, type Kafka, type Producer, type TopicMessages } from 'kafkajs';
 import type { CommandReply } from './command-reply.ts';
-import { GroupCommit } from './group-commit.ts';
+import { PayloadTooLargeError } from './errors.ts';
+import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
@@ -22,13 +23,17 @@ export class CommandBus {
   private readonly repliesTopic: string;
   /** Concurrent requests' commands share one produce request rather than queueing behind each other's. */
   private readonly outbox = new GroupCommit<TopicMessages>(async (topicMessages) => {
-    await this.producer.sendBatch({ acks: -1, topicMessages });
+    // One produce request stays under the record limit: a partition's records travel as one record batch.
+    for (const chunk of chunkBySize(topicMessages, ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0), this.maxRecordBytes)) {
+      await this.producer.sendBatch({ acks: -1, topicMessages: chunk });
+    }
   });
 
   constructor(
     private readonly kafka: Kafka,
     private readonly namespace: string,
     private readonly timeoutMs: number,
+    private readonly maxRecordBytes: number,
     private readonly log: Logger,
   ) {
     this.repliesTopic = namespaced(namespace, topics.commandReplies.name);
@@ -67,17 +72,27 @@ export class CommandBus {
   }
 
   async send(topic: TopicSpec, aggregateId: string, command: Command): Promise<CommandReply> {
-    const reply = this.awaitReply(command.metadata.commandId, this.timeoutMs);
-    await this.post(topic, aggregateId, command);
+    const { commandId } = command.metadata;
+    const reply = this.awaitReply(commandId, this.timeoutMs);
+    try {
+      await this.post(topic, aggregateId, command);
+    } catch (error) {
+      // No reply will come for a command that was never written.
+      const waiter = this.pending.get(commandId);
+      if (waiter) clearTimeout(waiter.timer);
+      this.pending.delete(commandId);
+      throw error;
+    }
     return reply;
   }
 
   /** Appends a command without waiting for its decision: the write is durable once this resolves. */
   async post(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
-    await this.outbox.submit({
-      topic: namespaced(this.namespace, topic.name),
-      messages: [{ key: aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } }],
-    });
+    const message = { key: aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };
+    if (recordBytes(message) > this.maxRecordBytes) {
+      throw new PayloadTooLargeError(`the request makes a ${command.type} command larger than the ${this.maxRecordBytes}-byte record limit`);
+    }
+    await this.outbox.submit({ topic: namespaced(this.namespace, topic.name), messages: [message] });
   }
 
   private awaitReply(commandId: string, timeoutMs: number): Promise<CommandReply> {

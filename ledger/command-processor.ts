@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Batch, type Consumer, type Kafka, type Message, type Producer } from 'kafkajs';
+import { Partitioners, type Batch, type Consumer, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { CommandReply } from './command-reply.ts';
-import { DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
+import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
-import { consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
+import { consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
@@ -20,13 +20,25 @@ export type AggregateDefinition<C extends Command, E extends Event, S> = {
   aggregateIdOf: (command: C) => string;
 };
 
-export type ProcessorDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger };
+/** `maxRecordBytes`: the most one topic's records of one transaction may weigh (config RECORD_LIMIT_BYTES). */
+export type ProcessorDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger; maxRecordBytes: number };
 
 const EVENT_ID_NAMESPACE = '5b7d3c1e-9a55-4f41-8d8b-6f0f3b1f6c2a';
 
 type Decision<E> =
   | { command: Command; aggregateId: string; events: E[]; outcome: 'accepted' }
   | { command: Command; outcome: 'rejected'; error: SerializedDomainError };
+
+/** An aggregate's state after the round's decisions so far, serialized as it will be written. */
+type Touched<S> = { aggregateId: string; snapshot: Snapshot<S>; value: Buffer; partition: number };
+/** A decision with the event records it writes (in its command's partition) and the state it leaves. */
+type Decided<E, S> = { decision: Decision<E>; partition: number; events: Message[]; next?: Touched<S> };
+type Inbound = { batch: Batch; message: KafkaMessage };
+type Consumed = { topic: string; partition: number; lastOffset: () => string };
+type Round<E, S> = { decided: Decided<E, S>[]; touched: Map<string, Touched<S>>; consumed: Consumed[]; end: number };
+
+/** What a reply costs at most in the budget (a command id, an aggregate id, a position or an error message). */
+const REPLY_BYTES = 2_048;
 
 /**
  * The single writer of one aggregate type. Each batch of commands is decided against state restored
@@ -103,38 +115,62 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     }
     const producer = this.producer;
     if (!producer) throw new Error('processor not started');
+    const inbox = batches.flatMap((batch) => batch.messages.map((message) => ({ batch, message })));
+    // What does not fit one transaction's record budget waits for the next one.
+    for (let start = 0; start < inbox.length; ) {
+      const round = await this.decideRound(inbox, start);
+      await this.commitRound(producer, round);
+      for (const [aggregateId, { snapshot }] of round.touched) this.snapshots.set(aggregateId, snapshot);
+      start = round.end;
+    }
+  }
 
-    const touched = new Map<string, Snapshot<S>>();
-    // Commands, state and events are co-partitioned by aggregate id: each decision stays in its batch's partition.
-    const decisions = batches.flatMap((batch) =>
-      batch.messages.flatMap((message) => {
-        const command = this.parse(message.value);
-        return command ? [{ partition: batch.partition, ...this.decideOne(command, touched) }] : [];
-      }),
-    );
-    const partitionOf = new Map(decisions.flatMap((d) => (d.outcome === 'accepted' ? [[d.aggregateId, d.partition] as const] : [])));
+  /**
+   * Decides commands from `start` on while their records fit the budget: a topic-partition's records travel
+   * as one record batch, which the broker refuses above the limit, so each topic's records stay under it.
+   */
+  private async decideRound(inbox: Inbound[], start: number): Promise<Round<E, S>> {
+    const limit = this.deps.maxRecordBytes;
+    const touched = new Map<string, Touched<S>>();
+    const decided: Decided<E, S>[] = [];
+    const consumed: Consumed[] = [];
+    const used = { events: 0, state: 0, replies: 0 };
+    let end = start;
+    for (; end < inbox.length; end++) {
+      const { batch, message } = inbox[end] as Inbound;
+      const command = this.parse(message.value);
+      if (command) {
+        const one = await this.decideOne(command, batch.partition, touched);
+        const cost = {
+          events: one.events.reduce((sum, m) => sum + recordBytes(m), 0),
+          state: one.next ? one.next.value.length - (touched.get(one.next.aggregateId)?.value.length ?? 0) : 0,
+        };
+        const fits = used.events + cost.events <= limit && used.state + cost.state <= limit && used.replies + REPLY_BYTES <= limit;
+        if (!fits && decided.length > 0) break;
+        used.events += cost.events;
+        used.state += cost.state;
+        used.replies += REPLY_BYTES;
+        if (one.next) touched.set(one.next.aggregateId, one.next);
+        decided.push(one);
+      }
+      consumed.push({ topic: batch.topic, partition: batch.partition, lastOffset: () => message.offset });
+    }
+    return { decided, touched, consumed, end };
+  }
 
+  private async commitRound(producer: Producer, { decided, touched, consumed }: Round<E, S>): Promise<void> {
     const transaction = await producer.transaction();
     try {
-      const eventMessages: Message[] = [];
-      const lastEvent = new Map<Decision<E>, { partition: number; index: number }>();
+      const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
       const sentTo = new Map<number, number>();
-      for (const decision of decisions) {
-        if (decision.outcome !== 'accepted') continue;
-        for (const [index, event] of decision.events.entries()) {
-          const envelope = this.envelope(decision.command, decision.aggregateId, event, index);
-          const value = await this.deps.codec.encode(this.topic.events, event, envelope);
-          eventMessages.push({ key: decision.aggregateId, value, partition: decision.partition, headers: { 'event-type': event.type } });
-          const indexInPartition = sentTo.get(decision.partition) ?? 0;
-          sentTo.set(decision.partition, indexInPartition + 1);
-          lastEvent.set(decision, { partition: decision.partition, index: indexInPartition });
-        }
+      for (const one of decided) {
+        if (one.events.length === 0) continue;
+        const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
+        sentTo.set(one.partition, index);
+        lastEvent.set(one, { partition: one.partition, index: index - 1 });
       }
-      const stateMessages: Message[] = [...touched].map(([aggregateId, snapshot]) => ({
-        key: aggregateId,
-        value: JSON.stringify(snapshot),
-        partition: partitionOf.get(aggregateId),
-      }));
+      const eventMessages = decided.flatMap((one) => one.events);
+      const stateMessages: Message[] = [...touched].map(([aggregateId, { value, partition }]) => ({ key: aggregateId, value, partition }));
       const written = await transaction.sendBatch({
         acks: -1,
         topicMessages: [
@@ -144,8 +180,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       });
       // Replies name the offsets of their events, which are known only once those are written.
       const baseOffsets = new Map(written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
-      const positionOf = (decision: Decision<E>): LogPosition[] => {
-        const last = lastEvent.get(decision);
+      const positionOf = (one: Decided<E, S>): LogPosition[] => {
+        const last = lastEvent.get(one);
         if (!last) return [];
         const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
         return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
@@ -153,15 +189,14 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       await transaction.send({
         acks: -1,
         topic: this.topic.replies,
-        messages: decisions.map((decision) => ({ key: decision.command.metadata.commandId, value: JSON.stringify(this.reply(decision, positionOf(decision))) })),
+        messages: decided.map((one) => ({ key: one.decision.command.metadata.commandId, value: JSON.stringify(this.reply(one.decision, positionOf(one))) })),
       });
-      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(batches) });
+      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) });
       await transaction.commit();
     } catch (error) {
       await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
       throw error;
     }
-    for (const [aggregateId, snapshot] of touched) this.snapshots.set(aggregateId, snapshot);
   }
 
   /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */
@@ -176,30 +211,40 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     return undefined;
   }
 
-  private decideOne(command: C, touched: Map<string, Snapshot<S>>): Decision<E> {
+  /** Decides one command against the latest state, and encodes what it would write. */
+  private async decideOne(command: C, partition: number, touched: Map<string, Touched<S>>): Promise<Decided<E, S>> {
     const { decider, name } = this.definition;
     const aggregateId = this.definition.aggregateIdOf(command);
-    const current = touched.get(aggregateId) ?? this.snapshots.get(aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
+    const rejected = (error: SerializedDomainError): Decided<E, S> => ({ decision: { command, outcome: 'rejected', error }, partition, events: [] });
+    const current = touched.get(aggregateId)?.snapshot ?? this.snapshots.get(aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
     const caller: Owner = { tenantId: command.metadata.tenantId, orgId: command.metadata.orgId };
     // Tenant isolation lives here, once for every aggregate: another tenant's aggregate does not exist for you.
     if (current.owner && (current.owner.tenantId !== caller.tenantId || current.owner.orgId !== caller.orgId)) {
-      return { command, outcome: 'rejected', error: serializeDomainError(new NotFoundError(`${name} ${aggregateId} not found`)) };
+      return rejected(serializeDomainError(new NotFoundError(`${name} ${aggregateId} not found`)));
     }
+    let events: E[];
     try {
-      const events = decider.decide(command, current.state);
-      if (events.length > 0) {
-        touched.set(aggregateId, {
-          owner: current.owner ?? caller,
-          state: events.reduce(decider.evolve, current.state),
-          version: current.version + events.length,
-        });
-      }
-      return { command, aggregateId, events, outcome: 'accepted' };
+      events = decider.decide(command, current.state);
     } catch (error) {
-      if (error instanceof DomainError) return { command, outcome: 'rejected', error: serializeDomainError(error) };
+      if (error instanceof DomainError) return rejected(serializeDomainError(error));
       this.log.error({ err: error, commandType: command.type }, 'decider failed');
-      return { command, outcome: 'rejected', error: { kind: 'internal', message: 'the command could not be processed', details: [] } };
+      return rejected({ kind: 'internal', message: 'the command could not be processed', details: [] });
     }
+    const decision: Decision<E> = { command, aggregateId, events, outcome: 'accepted' };
+    if (events.length === 0) return { decision, partition, events: [] };
+    const messages: Message[] = [];
+    for (const [index, event] of events.entries()) {
+      const value = await this.deps.codec.encode(this.topic.events, event, this.envelope(command, aggregateId, event, index));
+      messages.push({ key: aggregateId, value, partition, headers: { 'event-type': event.type } });
+    }
+    const snapshot: Snapshot<S> = { owner: current.owner ?? caller, state: events.reduce(decider.evolve, current.state), version: current.version + events.length };
+    const value = Buffer.from(JSON.stringify(snapshot));
+    // A record the broker would refuse must not reach the transaction: it would fail again on every retry.
+    const limit = this.deps.maxRecordBytes;
+    if (value.length > limit || messages.reduce((sum, m) => sum + recordBytes(m), 0) > limit) {
+      return rejected(serializeDomainError(new ConflictError(`${name} ${aggregateId} would outgrow the ${limit}-byte record limit`)));
+    }
+    return { decision, partition, events: messages, next: { aggregateId, snapshot, value, partition } };
   }
 
   private envelope(command: Command, aggregateId: string, event: E, index: number): EventEnvelope {

@@ -10,6 +10,8 @@ const configSchema = z.object({
   /** Prefixes every topic and consumer group; lets test runs and local dev share one broker. */
   LEDGER_NAMESPACE: z.string().regex(/^[a-z0-9-]*$/).default(''),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(MAX_PARTITIONS).default(3),
+  /** The most one Kafka record (and one topic's records in one transaction) may weigh; topics are created to take it. */
+  RECORD_LIMIT_BYTES: z.coerce.number().int().min(16_384).max(64 * 1024 * 1024).default(1_000_000),
   COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_ISSUER: z.string().optional(),

@@ -25,6 +25,11 @@ export class IllegalStateError extends DomainError {
   readonly code = 'illegal_state';
 }
 
+/** A request whose command would not fit one Kafka record (RECORD_LIMIT_BYTES). */
+export class PayloadTooLargeError extends DomainError {
+  readonly code = 'payload_too_large';
+}
+
 export type SerializedDomainError = {
   kind: 'validation' | 'not_found' | 'conflict' | 'illegal_state' | 'internal';
   message: string;

@@ -1,7 +1,7 @@
 import { Partitioners, type Batch, type Consumer, type Kafka, type Message, type Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { EventCodec } from './event-codec.ts';
-import { consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
+import { chunkBySize, consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command, RecordedEvent } from './message.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
@@ -22,7 +22,10 @@ export type EventRoute = {
 
 const COMMAND_ID_NAMESPACE = '0c7f6c2e-3f1b-4a9e-9a4f-2f6c1d8e7b55';
 
-export type RouterDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger };
+export type RouterDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger; maxRecordBytes: number };
+
+/** One consumed event and the command records it leads to. */
+type Routed = { consumed: { topic: string; partition: number; lastOffset: () => string }; commands: { topic: string; record: Message }[] };
 
 /**
  * Runs an EventRoute: the commands of a batch and the consumed offsets commit in one Kafka
@@ -73,25 +76,40 @@ export class EventRouter {
   private async commitBatches(batches: Batch[]): Promise<void> {
     const producer = this.producer;
     if (!producer) throw new Error('router not started');
-    const byTopic = new Map<string, Message[]>();
+    const routed: Routed[] = [];
     for (const batch of batches) {
       for (const message of batch.messages) {
-        if (!message.value) continue;
-        const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
-        for (const [index, routed] of this.definition.route(event).entries()) {
-          const topic = namespaced(this.deps.namespace, routed.topic.name);
-          const messages = byTopic.get(topic) ?? [];
-          messages.push(this.commandMessage(event, index, routed));
-          byTopic.set(topic, messages);
+        const commands: Routed['commands'] = [];
+        if (message.value) {
+          const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
+          for (const [index, command] of this.definition.route(event).entries()) {
+            const record = this.commandMessage(event, index, command);
+            // A command the broker would refuse would block the partition for good: log it and go on.
+            if (recordBytes(record) > this.deps.maxRecordBytes) this.log.error({ eventId: event.envelope.eventId, type: command.command.type }, 'routed command over the record limit dropped');
+            else commands.push({ topic: namespaced(this.deps.namespace, command.topic.name), record });
+          }
         }
+        routed.push({ consumed: { topic: batch.topic, partition: batch.partition, lastOffset: () => message.offset }, commands });
       }
+    }
+    const weight = (r: Routed) => r.commands.reduce((sum, c) => sum + recordBytes(c.record), 0);
+    for (const round of chunkBySize(routed, weight, this.deps.maxRecordBytes)) await this.commitRound(producer, round);
+  }
+
+  /** The commands of a run of events and those events' offsets, in one transaction. */
+  private async commitRound(producer: Producer, round: Routed[]): Promise<void> {
+    const byTopic = new Map<string, Message[]>();
+    for (const { topic, record } of round.flatMap((r) => r.commands)) {
+      const messages = byTopic.get(topic) ?? [];
+      messages.push(record);
+      byTopic.set(topic, messages);
     }
     const transaction = await producer.transaction();
     try {
       if (byTopic.size > 0) {
         await transaction.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
       }
-      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(batches) });
+      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) });
       await transaction.commit();
     } catch (error) {
       await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));

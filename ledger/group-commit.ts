@@ -1,4 +1,4 @@
-import type { Batch, EachBatchPayload, TopicOffsets } from 'kafkajs';
+import type { Batch, EachBatchPayload, Message, TopicOffsets } from 'kafkajs';
 
 /**
  * Group commit for a consumer reading several partitions: batches handed over while a transaction is in
@@ -69,3 +69,26 @@ export const eachBatchInto =
     resolveOffset(batch.lastOffset());
     await heartbeat();
   };
+
+/** Splits items, in order, into runs whose sizes add up to at most `limit` (an item larger than that runs alone). */
+export function chunkBySize<T>(items: T[], sizeOf: (item: T) => number, limit: number): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let used = 0;
+  for (const item of items) {
+    const size = sizeOf(item);
+    if (current.length > 0 && used + size > limit) {
+      chunks.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(item);
+    used += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** A record's weight against the record limit: key, value and a margin for headers and framing. */
+export const recordBytes = (message: Pick<Message, 'key' | 'value'>): number =>
+  (message.value ? Buffer.byteLength(message.value) : 0) + (message.key ? Buffer.byteLength(message.key) : 0) + 128;

@@ -26,8 +26,14 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
   });
 }
 
-/** Creates missing topics; existing ones are left as they are (partition counts never shrink). */
-export async function ensureTopics(admin: Admin, namespace: string, specs: TopicSpec[], partitions: number, attempt = 1): Promise<void> {
+/** Room above RECORD_LIMIT_BYTES for what the budget does not count exactly (record batch framing). */
+const RECORD_HEADROOM_BYTES = 64 * 1024;
+
+/**
+ * Creates missing topics, each taking record batches up to `recordLimit` (plus headroom); existing ones are
+ * left as they are (partition counts never shrink).
+ */
+export async function ensureTopics(admin: Admin, namespace: string, specs: TopicSpec[], partitions: number, recordLimit: number, attempt = 1): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing: ITopicConfig[] = specs
     .map((spec) => ({ spec, name: namespaced(namespace, spec.name) }))
@@ -36,11 +42,12 @@ export async function ensureTopics(admin: Admin, namespace: string, specs: Topic
       topic: name,
       numPartitions: spec.kind === 'replies' ? 1 : partitions,
       replicationFactor: 1,
-      configEntries: spec.compacted
-        ? [{ name: 'cleanup.policy', value: 'compact' }]
-        : spec.kind === 'replies'
-          ? [{ name: 'retention.ms', value: String(24 * 3600 * 1000) }] // a reply matters only while its request waits
-          : [],
+      configEntries: [
+        { name: 'max.message.bytes', value: String(recordLimit + RECORD_HEADROOM_BYTES) },
+        ...(spec.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+        // A reply matters only while its request waits.
+        ...(spec.kind === 'replies' ? [{ name: 'retention.ms', value: String(24 * 3600 * 1000) }] : []),
+      ],
     }));
   if (missing.length === 0) return;
   try {
@@ -52,7 +59,7 @@ export async function ensureTopics(admin: Admin, namespace: string, specs: Topic
     // that at once, so look again (the topics now exist) a bounded number of times.
     if ((error as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' && attempt < 5) {
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
-      return ensureTopics(admin, namespace, specs, partitions, attempt + 1);
+      return ensureTopics(admin, namespace, specs, partitions, recordLimit, attempt + 1);
     }
     throw error;
   }

@@ -25,7 +25,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await ensureTopics(admin, namespace, allTopics, config.TOPIC_PARTITIONS);
+    await ensureTopics(admin, namespace, allTopics, config.TOPIC_PARTITIONS, config.RECORD_LIMIT_BYTES);
   } finally {
     await admin.disconnect();
   }
@@ -44,15 +44,16 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
           stops.push(() => part.stop());
         }),
       );
-    await startAll(aggregates.map((definition) => new CommandProcessor({ kafka, codec, namespace, logger }, definition)));
-    await startAll(eventRoutes.map((route) => new EventRouter({ kafka, codec, namespace, logger }, route)));
+    const maxRecordBytes = config.RECORD_LIMIT_BYTES;
+    await startAll(aggregates.map((definition) => new CommandProcessor({ kafka, codec, namespace, logger, maxRecordBytes }, definition)));
+    await startAll(eventRoutes.map((route) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route)));
     await startAll(
       projections.map((projection) => new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true })),
     );
     const waiter = new ProjectionWaiter(config.DATABASE_URL, db, projections, namespace, logger);
     await waiter.start();
     stops.push(() => waiter.stop());
-    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, logger);
+    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger);
     await bus.start();
     stops.push(() => bus.stop());
     const stop = async () => {

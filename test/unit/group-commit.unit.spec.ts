@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { consumedOffsets, GroupCommit } from '../../ledger/group-commit.ts';
+import { chunkBySize, consumedOffsets, GroupCommit } from '../../ledger/group-commit.ts';
 
 const deferred = () => {
   let release = () => {};
@@ -48,5 +48,14 @@ describe('consumed offsets', () => {
       { topic: 'a', partitions: [{ partition: 0, offset: '8' }, { partition: 1, offset: '10' }] },
       { topic: 'b', partitions: [{ partition: 0, offset: '1' }] },
     ]);
+  });
+});
+
+describe('chunk by size', () => {
+  it('keeps order and fills each run up to the limit; an item over the limit runs alone', () => {
+    const identity = (n: number) => n;
+    expect(chunkBySize([3, 4, 2, 5, 1], identity, 7)).toEqual([[3, 4], [2, 5], [1]]);
+    expect(chunkBySize([2, 9, 2], identity, 7)).toEqual([[2], [9], [2]]);
+    expect(chunkBySize([], identity, 7)).toEqual([]);
   });
 });
