@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
+import { orderRequest, stocked } from '../test/support/orders.ts';
 import { startServiceProcess } from '../test/support/service-process.ts';
 
 /**
@@ -105,6 +106,15 @@ try {
     await measure(`service: GET /products/{id} (c=${C})`, N * 2, C, (i) =>
       expectStatus(fetch(`${service.baseUrl}/api/v1/pim/products/${ids[i % ids.length]}`, { headers: tenant.headers }), 200),
     ),
+  );
+  // An order with one inventory-backed line: idempotent order id, reservation, payment check, confirmation.
+  const stock = await stocked(tenant, N * 10);
+  rows.push(
+    await measure(`service: POST /orders, reserve + confirm (c=${C})`, N, C, async () => {
+      const line = { name: 'Bench mug', quantity: 1, unit_price: '9.50', variant_id: stock.variantId, location_id: stock.locationId };
+      const r = await tenant.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [line] }));
+      if (r.status !== 201) throw new Error(`order answered ${r.status}: ${JSON.stringify(r.body)}`);
+    }),
   );
   rows.push(
     await measure(`service: POST /products, one at a time (c=1)`, Math.min(N, 200), 1, async (i) => {
