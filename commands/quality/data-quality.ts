@@ -40,15 +40,21 @@ export type DataQuality = { products: Record<string, ProductFacts>; open: Record
 
 export const initialState = (): DataQuality => ({ products: {}, open: {}, templates: {} });
 
+/** A copy without one key. (Rest destructuring would do, but V8 makes it slow for records this large.) */
+const without = <T>(record: Record<string, T>, key: string): Record<string, T> => {
+  const copy = { ...record };
+  delete copy[key];
+  return copy;
+};
+
 export const evolve = (state: DataQuality, event: QualityEvent): DataQuality => {
   switch (event.type) {
     case 'ProductQualityAssessed': {
       const { productId, deleted, sku, hasDescription, hasCategory, hasBrand, hasMedia, variants } = event.data;
       // Events written before products carried templates and attribute values lack them.
       const { templateId = null, filledAttributeIds: filled = [] } = event.data;
-      const { [productId]: _gone, ...others } = state.products;
       const facts: ProductFacts = { sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds: filled };
-      return { ...state, products: deleted ? others : { ...others, [productId]: facts } };
+      return { ...state, products: deleted ? without(state.products, productId) : { ...state.products, [productId]: facts } };
     }
     case 'TemplateRequirementsNoted':
       return { ...state, templates: { ...state.templates, [event.data.templateId]: event.data.requiredAttributeIds } };
@@ -56,10 +62,8 @@ export const evolve = (state: DataQuality, event: QualityEvent): DataQuality => 
       const { issueId, productId, issueType, message } = event.data;
       return { ...state, open: { ...state.open, [issueId]: { productId, issueType, message } } };
     }
-    case 'ValidationIssueResolved': {
-      const { [event.data.issueId]: _resolved, ...open } = state.open;
-      return { ...state, open };
-    }
+    case 'ValidationIssueResolved':
+      return { ...state, open: without(state.open, event.data.issueId) };
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -144,7 +148,22 @@ const requiredFor = (facts: ProductFacts, templates: Templates): string[] | unde
   facts.templateId ? templates[facts.templateId] : undefined;
 const scoreOf = (facts: ProductFacts, templates: Templates) => qualityScore(facts, requiredFor(facts, templates));
 
-const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts, products: Record<string, ProductFacts>, templates: Templates): Wanted[] => {
+/** Who uses each of the given SKUs: a product id once per use (a product using an SKU twice is listed twice). */
+type Holders = Map<string, string[]>;
+const holdersOf = (skus: ReadonlySet<string>, products: Record<string, ProductFacts>): Holders => {
+  const holders: Holders = new Map();
+  if (skus.size === 0) return holders;
+  const hold = (sku: string | null, productId: string) => {
+    if (sku !== null && skus.has(sku)) holders.set(sku, [...(holders.get(sku) ?? []), productId]);
+  };
+  for (const [productId, facts] of Object.entries(products)) {
+    hold(facts.sku, productId);
+    for (const variant of facts.variants) hold(variant.sku, productId);
+  }
+  return holders;
+};
+
+const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts, holders: Holders, templates: Templates): Wanted[] => {
   const issue = (issueType: IssueType, severity: Severity, subject: string, message: string): Wanted => ({
     issueId: issueIdOf(qualityId, issueType, subject),
     productId,
@@ -155,9 +174,9 @@ const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts,
   const wanted: Wanted[] = [];
   if (!facts.hasDescription) wanted.push(issue('MISSING_DESCRIPTION', 'WARNING', productId, 'The product has no description.'));
   for (const sku of skusOf(facts)) {
-    const holders = Object.entries(products).flatMap(([id, f]) => skuUses(f).filter((s) => s === sku).map(() => id));
-    if (holders.length > 1) {
-      const others = [...new Set(holders.filter((id) => id !== productId))];
+    const users = holders.get(sku) ?? [];
+    if (users.length > 1) {
+      const others = [...new Set(users.filter((id) => id !== productId))];
       const where = others.length > 0 ? `also used by product ${others.join(', ')}` : 'used more than once in this product';
       wanted.push(issue('DUPLICATE_SKU', 'ERROR', `${productId}/${sku}`, `SKU "${sku}" is ${where}.`));
     }
@@ -176,7 +195,8 @@ const wantedIssues = (qualityId: string, productId: string, facts: ProductFacts,
 
 /** Resolves the open issues of the affected products that are no longer wanted, and raises the new or changed ones. */
 const reconcile = (qualityId: string, state: DataQuality, products: Record<string, ProductFacts>, templates: Templates, affected: Set<string>): QualityEvent[] => {
-  const wanted = [...affected].flatMap((id) => (products[id] ? wantedIssues(qualityId, id, products[id], products, templates) : []));
+  const holders = holdersOf(new Set([...affected].flatMap((id) => skuUses(products[id]))), products);
+  const wanted = [...affected].flatMap((id) => (products[id] ? wantedIssues(qualityId, id, products[id], holders, templates) : []));
   const wantedIds = new Set(wanted.map((w) => w.issueId));
   const resolved = Object.entries(state.open)
     .filter(([issueId, open]) => affected.has(open.productId) && !wantedIds.has(issueId))
@@ -216,8 +236,8 @@ const assess = ({ data: { qualityId, change } }: AssessCatalogChange, state: Dat
   else delete products[productId];
 
   // The changed product, and every product that shares an SKU it had or has: their duplicate issues may change.
-  const skus = new Set([...skusOf(before), ...skusOf(after)]);
-  const affected = new Set([productId, ...Object.entries(products).filter(([, f]) => [...skusOf(f)].some((s) => skus.has(s))).map(([id]) => id)]);
+  const skus = new Set([...skuUses(before), ...skuUses(after)]);
+  const affected = new Set([productId, ...[...holdersOf(skus, products).values()].flat()]);
   const gone: ProductFacts = { sku: null, hasDescription: false, hasCategory: false, hasBrand: false, hasMedia: false, variants: [], templateId: null, filledAttributeIds: [] };
   const assessed: QualityEvent = {
     type: 'ProductQualityAssessed',
