@@ -4,7 +4,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { CommandReply } from './command-reply.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
-import { consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
+import { CommittedPositions, consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
@@ -55,6 +55,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private joins = 0;
   private stale = false;
   private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
+  private readonly committed = new CommittedPositions();
 
   constructor(
     private readonly deps: ProcessorDeps,
@@ -115,12 +116,15 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     }
     const producer = this.producer;
     if (!producer) throw new Error('processor not started');
-    const inbox = batches.flatMap((batch) => batch.messages.map((message) => ({ batch, message })));
+    const inbox = batches.flatMap((batch) =>
+      batch.messages.filter((message) => !this.committed.covers(batch.topic, batch.partition, message.offset)).map((message) => ({ batch, message })),
+    );
     // What does not fit one transaction's record budget waits for the next one.
     for (let start = 0; start < inbox.length; ) {
       const round = await this.decideRound(inbox, start);
       await this.commitRound(producer, round);
       for (const [aggregateId, { snapshot }] of round.touched) this.snapshots.set(aggregateId, snapshot);
+      this.committed.advance(round.consumed);
       start = round.end;
     }
   }

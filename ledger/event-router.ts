@@ -1,7 +1,7 @@
 import { Partitioners, type Batch, type Consumer, type Kafka, type Message, type Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { EventCodec } from './event-codec.ts';
-import { chunkBySize, consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
+import { chunkBySize, CommittedPositions, consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command, RecordedEvent } from './message.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
@@ -39,6 +39,7 @@ export class EventRouter {
   private producer?: Producer;
   private consumer?: Consumer;
   private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
+  private readonly committed = new CommittedPositions();
 
   constructor(
     private readonly deps: RouterDeps,
@@ -79,6 +80,7 @@ export class EventRouter {
     const routed: Routed[] = [];
     for (const batch of batches) {
       for (const message of batch.messages) {
+        if (this.committed.covers(batch.topic, batch.partition, message.offset)) continue;
         const commands: Routed['commands'] = [];
         if (message.value) {
           const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
@@ -93,7 +95,10 @@ export class EventRouter {
       }
     }
     const weight = (r: Routed) => r.commands.reduce((sum, c) => sum + recordBytes(c.record), 0);
-    for (const round of chunkBySize(routed, weight, this.deps.maxRecordBytes)) await this.commitRound(producer, round);
+    for (const round of chunkBySize(routed, weight, this.deps.maxRecordBytes)) {
+      await this.commitRound(producer, round);
+      this.committed.advance(round.map((r) => r.consumed));
+    }
   }
 
   /** The commands of a run of events and those events' offsets, in one transaction. */

@@ -92,3 +92,24 @@ export function chunkBySize<T>(items: T[], sizeOf: (item: T) => number, limit: n
 /** A record's weight against the record limit: key, value and a margin for headers and framing. */
 export const recordBytes = (message: Pick<Message, 'key' | 'value'>): number =>
   (message.value ? Buffer.byteLength(message.value) : 0) + (message.key ? Buffer.byteLength(message.key) : 0) + 128;
+
+/**
+ * The offsets this process has committed, per topic and partition. When a group commits in several rounds and a
+ * later round fails, the consumer hands the same batches over again: what an earlier round committed is skipped.
+ */
+export class CommittedPositions {
+  private readonly next = new Map<string, bigint>();
+
+  covers(topic: string, partition: number, offset: string): boolean {
+    return BigInt(offset) < (this.next.get(`${topic}:${partition}`) ?? 0n);
+  }
+
+  advance(consumed: Pick<Batch, 'topic' | 'partition' | 'lastOffset'>[]): void {
+    for (const { topic, partitions } of consumedOffsets(consumed)) {
+      for (const { partition, offset } of partitions) {
+        const key = `${topic}:${partition}`;
+        if (BigInt(offset) > (this.next.get(key) ?? 0n)) this.next.set(key, BigInt(offset));
+      }
+    }
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkBySize, consumedOffsets, GroupCommit } from '../../ledger/group-commit.ts';
+import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit } from '../../ledger/group-commit.ts';
 
 const deferred = () => {
   let release = () => {};
@@ -57,5 +57,20 @@ describe('chunk by size', () => {
     expect(chunkBySize([3, 4, 2, 5, 1], identity, 7)).toEqual([[3, 4], [2, 5], [1]]);
     expect(chunkBySize([2, 9, 2], identity, 7)).toEqual([[2], [9], [2]]);
     expect(chunkBySize([], identity, 7)).toEqual([]);
+  });
+});
+
+describe('committed positions', () => {
+  it('covers what an earlier round committed, per topic and partition, and never moves back', () => {
+    const positions = new CommittedPositions();
+    const consumed = (topic: string, partition: number, last: string) => ({ topic, partition, lastOffset: () => last });
+    expect(positions.covers('a', 0, '0')).toBe(false);
+    positions.advance([consumed('a', 0, '5'), consumed('a', 1, '2')]);
+    expect(positions.covers('a', 0, '5')).toBe(true);
+    expect(positions.covers('a', 0, '6')).toBe(false);
+    expect(positions.covers('a', 1, '3')).toBe(false);
+    expect(positions.covers('b', 0, '0')).toBe(false);
+    positions.advance([consumed('a', 0, '3')]);
+    expect(positions.covers('a', 0, '5')).toBe(true);
   });
 });
