@@ -1,27 +1,18 @@
 import type { ProductEvent } from '../commands/catalog/product.ts';
-import { qualityIdOf, type AssessCatalogChange } from '../commands/quality/data-quality.ts';
+import type { AssessCatalogChange } from '../commands/quality/product-quality.ts';
 import type { EventRoute } from '../ledger/event-router.ts';
 import { topics } from '../ledger/topics.ts';
 
-const judged: ReadonlySet<string> = new Set<ProductEvent['type'] | 'TemplateCreated'>([
-  'ProductCreated',
-  'ProductUpdated',
-  'ProductDeleted',
-  'VariantAdded',
-  'MediaAdded',
-  // Templates say which attributes their products must fill (the quality score).
-  'TemplateCreated',
-]);
+const judged: ReadonlySet<string> = new Set<ProductEvent['type']>(['ProductCreated', 'ProductUpdated', 'ProductDeleted', 'VariantAdded', 'MediaAdded']);
 
-/** Data-quality validation: every catalog change goes to its tenant's data-quality aggregate, which raises or resolves issues. */
+/** Data-quality validation: every change of a product goes to that product's quality aggregate. */
 export const validationRoute: EventRoute = {
   name: 'validation',
-  topics: [topics.productEvents, topics.taxonomyEvents],
+  topics: [topics.productEvents],
   route: (event) => {
     if (!judged.has(event.type)) return [];
-    const qualityId = qualityIdOf(event.envelope.tenantId, event.envelope.orgId);
-    const change = { type: event.type, data: event.data } as AssessCatalogChange['data']['change'];
-    const command: Pick<AssessCatalogChange, 'type' | 'data'> = { type: 'AssessCatalogChange', data: { qualityId, change } };
-    return [{ topic: topics.qualityCommands, aggregateId: qualityId, command }];
+    const change = { type: event.type, data: event.data } as ProductEvent;
+    const command: Pick<AssessCatalogChange, 'type' | 'data'> = { type: 'AssessCatalogChange', data: { productId: change.data.productId, change } };
+    return [{ topic: topics.productQualityCommands, aggregateId: change.data.productId, command }];
   },
 };

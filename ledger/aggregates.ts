@@ -1,7 +1,8 @@
 import { brandDecider, type Brand, type BrandCommand, type BrandEvent } from '../commands/catalog/brand.ts';
 import { productDecider, type Product, type ProductCommand, type ProductEvent } from '../commands/catalog/product.ts';
 import { taxonomyDecider, type Taxonomy, type TaxonomyCommand, type TaxonomyEvent } from '../commands/catalog/taxonomy.ts';
-import { dataQualityDecider, type DataQuality, type QualityCommand, type QualityEvent } from '../commands/quality/data-quality.ts';
+import { productQualityDecider, type ProductQuality, type ProductQualityCommand, type ProductQualityEvent } from '../commands/quality/product-quality.ts';
+import { skuUsageDecider, type SkuUsage, type SkuUsageCommand, type SkuUsageEvent } from '../commands/quality/sku-usage.ts';
 import { inventoryDecider, type Inventory, type InventoryCommand, type InventoryEvent } from '../commands/oms/inventory.ts';
 import { orderDecider, type Order, type OrderCommand, type OrderEvent } from '../commands/oms/order.ts';
 import type { AggregateDefinition } from './command-processor.ts';
@@ -35,14 +36,24 @@ export const brandAggregate: AggregateDefinition<BrandCommand, BrandEvent, Brand
   aggregateIdOf: (command) => command.data.brandId,
 };
 
-/** One per tenant and org, fed by the validation router; it raises and resolves validation issues. */
-export const dataQualityAggregate: AggregateDefinition<QualityCommand, QualityEvent, DataQuality> = {
-  name: 'data-quality',
-  commands: topics.qualityCommands,
-  events: topics.qualityEvents,
-  state: topics.qualityState,
-  decider: dataQualityDecider,
-  aggregateIdOf: (command) => command.data.qualityId,
+/** One per product, fed by the validation router: the issues that depend on the product alone, and its score. */
+export const productQualityAggregate: AggregateDefinition<ProductQualityCommand, ProductQualityEvent, ProductQuality> = {
+  name: 'product-quality',
+  commands: topics.productQualityCommands,
+  events: topics.productQualityEvents,
+  state: topics.productQualityState,
+  decider: productQualityDecider,
+  aggregateIdOf: (command) => command.data.productId,
+};
+
+/** One per SKU of a tenant and org, fed by the SKU router: duplicate SKUs across and within products. */
+export const skuUsageAggregate: AggregateDefinition<SkuUsageCommand, SkuUsageEvent, SkuUsage> = {
+  name: 'sku-usage',
+  commands: topics.skuUsageCommands,
+  events: topics.skuUsageEvents,
+  state: topics.skuUsageState,
+  decider: skuUsageDecider,
+  aggregateIdOf: (command) => command.data.skuUsageId,
 };
 
 /** One order, keyed by UUIDv5 of tenant, org and idempotency key. */
@@ -70,7 +81,8 @@ export const aggregates: AggregateDefinition<any, any, any>[] = [
   productAggregate,
   taxonomyAggregate,
   brandAggregate,
-  dataQualityAggregate,
+  productQualityAggregate,
+  skuUsageAggregate,
   orderAggregate,
   inventoryAggregate,
 ];

@@ -42,14 +42,20 @@ export const topics = {
   brandCommands: topic('catalog.brand.commands.v1', 'commands', 'brandId'),
   brandEvents: topic('catalog.brand.events.v1', 'events', 'brandId', ['commerce.ledger.catalog.BrandCreated']),
   brandState: topic('catalog.brand.state.v1', 'state', 'brandId'),
-  qualityCommands: topic('quality.validation.commands.v1', 'commands', 'qualityId'),
-  qualityEvents: topic('quality.validation.events.v1', 'events', 'qualityId', [
+  productQualityCommands: topic('quality.product.commands.v1', 'commands', 'productId'),
+  productQualityEvents: topic('quality.product.events.v1', 'events', 'productId', [
     'commerce.ledger.quality.ProductQualityAssessed',
     'commerce.ledger.quality.ValidationIssueRaised',
     'commerce.ledger.quality.ValidationIssueResolved',
-    'commerce.ledger.quality.TemplateRequirementsNoted',
   ]),
-  qualityState: topic('quality.validation.state.v1', 'state', 'qualityId'),
+  productQualityState: topic('quality.product.state.v1', 'state', 'productId'),
+  skuUsageCommands: topic('quality.sku.commands.v1', 'commands', 'skuUsageId'),
+  skuUsageEvents: topic('quality.sku.events.v1', 'events', 'skuUsageId', [
+    'commerce.ledger.quality.SkuUsesCounted',
+    'commerce.ledger.quality.ValidationIssueRaised',
+    'commerce.ledger.quality.ValidationIssueResolved',
+  ]),
+  skuUsageState: topic('quality.sku.state.v1', 'state', 'skuUsageId'),
   orderCommands: topic('oms.order.commands.v1', 'commands', 'orderId'),
   orderEvents: topic('oms.order.events.v1', 'events', 'orderId', [
     'commerce.ledger.oms.OrderPlaced',

@@ -12,15 +12,18 @@ export type FieldChange = { field: ProductField; previous: string | null; curren
 export type AttributeValues = Record<string, string>;
 export type AttributeChange = { attributeId: string; previous: string | null; current: string | null };
 
+/** The attributes the linked template requires, as the template said when linked (templates never change). */
+type TemplateRequirements = { templateRequiredAttributeIds?: string[] | null };
 export type ProductCreated = Event<
   'ProductCreated',
   // Events written before sku, brand, templateId and attributes existed lack them: absent means null (attributes: none).
   { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus } & Partial<ProductExtras> & {
     attributes?: AttributeValues;
-  }
+  } & TemplateRequirements
 >;
 /** attributeChanges is absent in events written before products carried attribute values. */
-export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[]; attributeChanges?: AttributeChange[] }>;
+/** `templateRequiredAttributeIds` comes with a change of templateId to a template. */
+export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[]; attributeChanges?: AttributeChange[] } & TemplateRequirements>;
 export type ProductDeleted = Event<'ProductDeleted', { productId: string; variantIds: string[] }>;
 export type VariantAdded = Event<
   'VariantAdded',
@@ -102,7 +105,8 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
 // ── Commands ────────────────────────────────────────────────────────────────
 export type CreateProduct = Command<
   'CreateProduct',
-  { productId: string; title: string; description: string | null; category: string | null; attributes?: AttributeValues } & Partial<ProductExtras>
+  { productId: string; title: string; description: string | null; category: string | null; attributes?: AttributeValues } & Partial<ProductExtras> &
+    TemplateRequirements
 >;
 /**
  * Absent fields stay as they are; `null` clears an optional field. `attributes` sets the values it names
@@ -116,7 +120,8 @@ export type UpdateProduct = Command<
     description?: string | null;
     category?: string | null;
     attributes?: Record<string, string | null>;
-  } & Partial<ProductExtras>
+  } & Partial<ProductExtras> &
+    TemplateRequirements
 >;
 export type DeleteProduct = Command<'DeleteProduct', { productId: string }>;
 export type AddVariant = Command<'AddVariant', VariantAdded['data']>;
@@ -151,7 +156,12 @@ const update = ({ data }: UpdateProduct, state: Product): ProductEvent[] => {
   });
   // An update that changes nothing records nothing, so updated_at only moves on a real change.
   if (changes.length === 0 && attributeChanges.length === 0) return [];
-  return [{ type: 'ProductUpdated', data: { productId: data.productId, changes, ...(attributeChanges.length > 0 ? { attributeChanges } : {}) } }];
+  const linked = changes.some((c) => c.field === 'templateId' && c.current !== null);
+  const extras = {
+    ...(attributeChanges.length > 0 ? { attributeChanges } : {}),
+    ...(linked ? { templateRequiredAttributeIds: data.templateRequiredAttributeIds ?? null } : {}),
+  };
+  return [{ type: 'ProductUpdated', data: { productId: data.productId, changes, ...extras } }];
 };
 
 const remove = ({ data }: DeleteProduct, state: Product): ProductEvent[] => {

@@ -104,11 +104,14 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     body: { sku?: string | null; brand?: string | null; template_id?: string | null; attributes?: Record<string, string | null> },
   ) => {
     const { sku: s, brand, template_id: templateId, attributes } = body;
-    if (templateId && !(await findOwned(db, 'templates', request.principal, templateId))) {
+    const template = templateId ? await findOwned(db, 'templates', request.principal, templateId) : undefined;
+    if (templateId && !template) {
       throw new NotFoundError(`template ${templateId} not found`, [{ path: 'body.template_id', message: 'no such template' }]);
     }
     if (attributes) await checkAttributeValues(db, request.principal, attributes);
-    return Object.fromEntries(Object.entries({ sku: s, brand, templateId, attributes }).filter(([, value]) => value !== undefined));
+    // The template's requirements travel with the link, for the data-quality score (templates never change).
+    const templateRequiredAttributeIds = template?.required_attribute_ids;
+    return Object.fromEntries(Object.entries({ sku: s, brand, templateId, templateRequiredAttributeIds, attributes }).filter(([, value]) => value !== undefined));
   };
 
   app.get('/products', {

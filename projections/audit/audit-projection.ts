@@ -18,7 +18,8 @@ const snakeKeys = (fields: Record<string, unknown>) =>
 const describe = (event: AuditedEvent): AuditEntry => {
   switch (event.type) {
     case 'ProductCreated': {
-      const { productId, ...fields } = event.data;
+      // The template's requirements are the template's business, not what the user wrote.
+      const { productId, templateRequiredAttributeIds: _requirements, ...fields } = event.data;
       return { action: 'product.created', entityType: 'product', entityId: productId, details: snakeKeys(fields) };
     }
     case 'ProductUpdated':

@@ -1,9 +1,11 @@
-import type { QualityEvent } from '../../commands/quality/data-quality.ts';
+import type { ProductQualityEvent } from '../../commands/quality/product-quality.ts';
+import type { SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { validationMigrations } from './validation-migrations.ts';
 
+type QualityEvent = ProductQualityEvent | SkuUsageEvent;
 type Recorded<T extends QualityEvent['type']> = RecordedEvent<Extract<QualityEvent, { type: T }>>;
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
@@ -11,8 +13,8 @@ const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 const handlers: { [T in QualityEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
   // The score is on the product record already (the catalog projection computes it with the same rules).
   ProductQualityAssessed: async () => undefined,
-  // Template requirements only feed the data-quality aggregate's score.
-  TemplateRequirementsNoted: async () => undefined,
+  // SKU counts only feed the SKU usage aggregates' duplicate issues.
+  SkuUsesCounted: async () => undefined,
   // Raised again after a resolve (the same problem came back), it is the same issue, open once more.
   ValidationIssueRaised: (event, { table }) => {
     const { issueId, productId, issueType, severity, message } = event.data;
@@ -39,7 +41,7 @@ const handlers: { [T in QualityEvent['type']]: (event: Recorded<T>, context: Pro
 /** Validation issues and quality scores, as GET /api/v1/pim/validation and the statistics read them. */
 export const validationProjection: Projection = {
   name: 'validation',
-  topics: [topics.qualityEvents],
+  topics: [topics.productQualityEvents, topics.skuUsageEvents],
   migrations: validationMigrations,
   canHandle: Object.keys(handlers),
   evolve: async (event, context) => {

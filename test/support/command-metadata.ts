@@ -1,6 +1,6 @@
 import type { CommandMetadata } from '../../ledger/message.ts';
 
-/** Metadata for decider tests: deciders ignore everything but `issuedAt`, which stays fixed. */
+/** Metadata for decider tests: `issuedAt` stays fixed; the quality deciders also read the tenant and org (issue ids). */
 export const metadata: CommandMetadata = {
   commandId: 'c1',
   tenantId: 't1',
