@@ -40,9 +40,10 @@ export const orderFulfilmentRoute: EventRoute = {
         return toOrder(orderId, { type: 'RejectOrder', data: { orderId, reason, message, lineIndex } });
       }
       case 'OrderStatusChanged': {
-        const { orderId, to } = event.data;
-        if (to === 'cancelled') return toInventory(inventoryId, { type: 'ReleaseStock', data: { inventoryId, orderId } });
-        if (to === 'shipped') return toInventory(inventoryId, { type: 'ShipStock', data: { inventoryId, orderId } });
+        const { orderId, to, reservationLines: lines = [] } = event.data;
+        if (lines.length === 0) return [];
+        if (to === 'cancelled') return toInventory(inventoryId, { type: 'ReleaseStock', data: { inventoryId, orderId, lines } });
+        if (to === 'shipped') return toInventory(inventoryId, { type: 'ShipStock', data: { inventoryId, orderId, lines } });
         return [];
       }
       default:

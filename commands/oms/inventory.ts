@@ -32,22 +32,22 @@ export type InventoryEvent = StockLocationCreated | StockAdjusted | StockReserve
 
 // ── State ───────────────────────────────────────────────────────────────────
 export type Level = { available: number; reserved: number };
+/**
+ * Locations and levels only. Which reservations are held is the orders' business: an order's state machine ends
+ * its reservation at most once and the order pipeline says which lines to release or ship, so the state does
+ * not grow with the open orders.
+ */
 export type Inventory = {
   locations: Record<string, { name: string }>;
   /** Keyed by `${variantId}|${locationId}`. */
   levels: Record<string, Level>;
-  /**
-   * The reservations still held, by order id. A released or shipped one leaves the state (which
-   * stays bounded by the open orders), so it can be released or shipped at most once.
-   */
-  held: Record<string, ReservationLine[]>;
 };
 
 export const MAX_UNITS = 1_000_000_000;
 
 export const levelKey = (variantId: string, locationId: string): string => `${variantId}|${locationId}`;
 
-export const initialState = (): Inventory => ({ locations: {}, levels: {}, held: {} });
+export const initialState = (): Inventory => ({ locations: {}, levels: {} });
 
 const levelOf = (state: Inventory, { variantId, locationId }: Pick<StockLine, 'variantId' | 'locationId'>): Level =>
   state.levels[levelKey(variantId, locationId)] ?? { available: 0, reserved: 0 };
@@ -61,13 +61,6 @@ const withLevels = (state: Inventory, lines: StockLine[], change: (level: Level,
   return levels;
 };
 
-const endReservation = (state: Inventory, orderId: string, change: (level: Level, quantity: number) => Level): Inventory => {
-  const lines = state.held[orderId];
-  if (!lines) return state;
-  const { [orderId]: _ended, ...held } = state.held;
-  return { ...state, levels: withLevels(state, lines, change), held };
-};
-
 export const evolve = (state: Inventory, event: InventoryEvent): Inventory => {
   switch (event.type) {
     case 'StockLocationCreated':
@@ -77,17 +70,13 @@ export const evolve = (state: Inventory, event: InventoryEvent): Inventory => {
       return { ...state, levels: { ...state.levels, [key]: { ...levelOf(state, event.data), available: event.data.available } } };
     }
     case 'StockReserved':
-      return {
-        ...state,
-        levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available - q, reserved: l.reserved + q })),
-        held: { ...state.held, [event.data.orderId]: event.data.lines },
-      };
+      return { ...state, levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available - q, reserved: l.reserved + q })) };
     case 'StockReservationRefused':
       return state;
     case 'StockReleased':
-      return endReservation(state, event.data.orderId, (l, q) => ({ available: l.available + q, reserved: l.reserved - q }));
+      return { ...state, levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available + q, reserved: l.reserved - q })) };
     case 'StockShipped':
-      return endReservation(state, event.data.orderId, (l, q) => ({ available: l.available, reserved: l.reserved - q }));
+      return { ...state, levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available, reserved: l.reserved - q })) };
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -100,8 +89,9 @@ export type CreateStockLocation = Command<'CreateStockLocation', StockLocationCr
 export type SetStockLevel = Command<'SetStockLevel', { inventoryId: string; variantId: string; locationId: string; available: number }>;
 export type AdjustStockLevel = Command<'AdjustStockLevel', { inventoryId: string; variantId: string; locationId: string; delta: number }>;
 export type ReserveStock = Command<'ReserveStock', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
-export type ReleaseStock = Command<'ReleaseStock', { inventoryId: string; orderId: string }>;
-export type ShipStock = Command<'ShipStock', { inventoryId: string; orderId: string }>;
+/** The lines are the order's reservation, which its state machine ends once (consumers/order-fulfilment-route.ts). */
+export type ReleaseStock = Command<'ReleaseStock', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
+export type ShipStock = Command<'ShipStock', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
 
 export type InventoryCommand = CreateStockLocation | SetStockLevel | AdjustStockLevel | ReserveStock | ReleaseStock | ShipStock;
 
@@ -134,10 +124,9 @@ const setLevel = ({ data }: SetStockLevel, state: Inventory): InventoryEvent[] =
 
 /**
  * Lines of one variant at one location are summed: two lines of 3 need 6 available. The order
- * pipeline sends one ReserveStock per placed order (exactly once); a repeat while held is ignored.
+ * pipeline sends one ReserveStock per placed order, exactly once (a transactional router).
  */
 const reserve = ({ data }: ReserveStock, state: Inventory): InventoryEvent[] => {
-  if (state.held[data.orderId]) return [];
   const needed = new Map<string, number>();
   for (const line of data.lines) {
     const key = levelKey(line.variantId, line.locationId);
@@ -155,11 +144,9 @@ const reserve = ({ data }: ReserveStock, state: Inventory): InventoryEvent[] => 
   return [{ type: 'StockReserved', data }];
 };
 
-/** Releasing or shipping ends a held reservation; for one that is not held there is nothing to do. */
-const endHeld = (type: 'StockReleased' | 'StockShipped', { data }: ReleaseStock | ShipStock, state: Inventory): InventoryEvent[] => {
-  const lines = state.held[data.orderId];
-  return lines ? [{ type, data: { ...data, lines } }] : [];
-};
+/** Releasing or shipping ends a reservation: its units leave `reserved` (back to `available`, or out of stock). */
+const endReservation = (type: 'StockReleased' | 'StockShipped', { data }: ReleaseStock | ShipStock): InventoryEvent[] =>
+  data.lines.length > 0 ? [{ type, data }] : [];
 
 export const decide = (command: InventoryCommand, state: Inventory): InventoryEvent[] => {
   switch (command.type) {
@@ -172,9 +159,9 @@ export const decide = (command: InventoryCommand, state: Inventory): InventoryEv
     case 'ReserveStock':
       return reserve(command, state);
     case 'ReleaseStock':
-      return endHeld('StockReleased', command, state);
+      return endReservation('StockReleased', command);
     case 'ShipStock':
-      return endHeld('StockShipped', command, state);
+      return endReservation('StockShipped', command);
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);

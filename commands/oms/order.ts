@@ -63,13 +63,19 @@ export type OrderPlaced = Event<
 >;
 export type OrderConfirmed = Event<'OrderConfirmed', { orderId: string; paymentStatus: string }>;
 export type OrderRejected = Event<'OrderRejected', { orderId: string; reason: string; message: string; lineIndex: number | null }>;
-export type OrderStatusChanged = Event<'OrderStatusChanged', { orderId: string; from: OrderStatus; to: OrderStatus }>;
+/**
+ * `reservationLines`: with a move to cancelled or shipped, the stock reservation that move ends (none for an order
+ * without inventory-backed lines). The state machine ends a reservation at most once, so the inventory need not
+ * remember which reservations it holds.
+ */
+export type OrderStatusChanged = Event<'OrderStatusChanged', { orderId: string; from: OrderStatus; to: OrderStatus; reservationLines?: ReservationLine[] }>;
 export type OrderStatusChangeRejected = Event<'OrderStatusChangeRejected', { orderId: string; current: OrderStatus; requested: string; reason: string }>;
 
 export type OrderEvent = OrderPlaced | OrderConfirmed | OrderRejected | OrderStatusChanged | OrderStatusChangeRejected;
 
 // ── State ───────────────────────────────────────────────────────────────────
-export type Order = { status: 'Empty' } | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string };
+/** `reservationLines`: the stock the order holds (reserved on confirmation, until cancelled or shipped). */
+export type Order = { status: 'Empty' } | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string; reservationLines: ReservationLine[] };
 
 export const initialState = (): Order => ({ status: 'Empty' });
 
@@ -78,13 +84,15 @@ const withStatus = (state: Order, orderStatus: OrderStatus): Order => (state.sta
 export const evolve = (state: Order, event: OrderEvent): Order => {
   switch (event.type) {
     case 'OrderPlaced':
-      return { status: 'Placed', orderStatus: 'pending', requestHash: event.data.requestHash };
+      return { status: 'Placed', orderStatus: 'pending', requestHash: event.data.requestHash, reservationLines: reservationLines(event.data.lines) };
     case 'OrderConfirmed':
       return withStatus(state, 'confirmed');
     case 'OrderRejected':
-      return withStatus(state, 'rejected');
-    case 'OrderStatusChanged':
-      return withStatus(state, event.data.to);
+      return state.status === 'Placed' ? { ...state, orderStatus: 'rejected', reservationLines: [] } : state;
+    case 'OrderStatusChanged': {
+      const next = withStatus(state, event.data.to);
+      return next.status === 'Placed' && endsReservation(event.data.to) ? { ...next, reservationLines: [] } : next;
+    }
     case 'OrderStatusChangeRejected':
       return state;
     default: {
@@ -93,6 +101,9 @@ export const evolve = (state: Order, event: OrderEvent): Order => {
     }
   }
 };
+
+/** A move to one of these ends the order's stock reservation: released, or taken out of stock. */
+const endsReservation = (status: OrderStatus): boolean => status === 'cancelled' || status === 'shipped';
 
 /** The lines that hold stock: those with a variant (and so, by the field rules, a location). */
 export const reservationLines = (lines: OrderLineRequest[]): ReservationLine[] =>
@@ -144,7 +155,9 @@ const requestStatus = ({ data }: RequestOrderStatus, state: Order): OrderEvent[]
     const reason = `cannot move from ${current} to ${data.status}`;
     return [{ type: 'OrderStatusChangeRejected', data: { orderId: data.orderId, current, requested: data.status, reason } }];
   }
-  return [{ type: 'OrderStatusChanged', data: { orderId: data.orderId, from: current, to: data.status } }];
+  // Snapshots taken before orders kept their reservation lack it.
+  const ended = endsReservation(data.status) ? { reservationLines: state.reservationLines ?? [] } : {};
+  return [{ type: 'OrderStatusChanged', data: { orderId: data.orderId, from: current, to: data.status, ...ended } }];
 };
 
 export const decide = (command: OrderCommand, state: Order): OrderEvent[] => {

@@ -31,7 +31,12 @@ const place: Omit<PlaceOrder, 'metadata'> = {
 };
 const placed = given().when(place)()[0] as OrderEvent;
 const confirmed: OrderEvent = { type: 'OrderConfirmed', data: { orderId, paymentStatus: 'authorized' } };
-const changed = (from: OrderStatus, to: OrderStatus): OrderEvent => ({ type: 'OrderStatusChanged', data: { orderId, from, to } });
+/** A move to cancelled or shipped ends the reservation: the event names its lines (the first line is inventory-backed). */
+const reservation = [{ lineIndex: 0, variantId: 'v1', locationId: 'l1', quantity: 3 }, { lineIndex: 1, variantId: 'v1', locationId: 'l1', quantity: 1 }, { lineIndex: 2, variantId: 'v1', locationId: 'l1', quantity: 1 }];
+const changed = (from: OrderStatus, to: OrderStatus): OrderEvent => ({
+  type: 'OrderStatusChanged',
+  data: { orderId, from, to, ...(to === 'cancelled' || to === 'shipped' ? { reservationLines: reservation } : {}) },
+});
 const request = (status: 'processing' | 'shipped' | 'delivered' | 'cancelled'): Omit<OrderCommand, 'metadata'> => ({ type: 'RequestOrderStatus', data: { orderId, status } });
 
 /** The events that bring an order into each status. */
