@@ -51,11 +51,7 @@ export class CommandBus {
       eachMessage: async ({ message }) => {
         if (!message.value) return;
         const reply = JSON.parse(message.value.toString()) as CommandReply;
-        const waiter = this.pending.get(reply.commandId);
-        if (!waiter) return;
-        this.pending.delete(reply.commandId);
-        clearTimeout(waiter.timer);
-        waiter.resolve(reply);
+        this.settle(reply.commandId)?.resolve(reply);
       },
     });
     await this.awaitOwnPing();
@@ -78,9 +74,7 @@ export class CommandBus {
       await this.post(topic, aggregateId, command);
     } catch (error) {
       // No reply will come for a command that was never written.
-      const waiter = this.pending.get(commandId);
-      if (waiter) clearTimeout(waiter.timer);
-      this.pending.delete(commandId);
+      this.settle(commandId);
       throw error;
     }
     return reply;
@@ -93,6 +87,15 @@ export class CommandBus {
       throw new PayloadTooLargeError(`the request makes a ${command.type} command larger than the ${this.maxRecordBytes}-byte record limit`);
     }
     await this.outbox.submit({ topic: namespaced(this.namespace, topic.name), messages: [message] });
+  }
+
+  /** Stops waiting for a command's reply: the waiter, if any, is forgotten and its timer cleared. */
+  private settle(commandId: string): Pending | undefined {
+    const waiter = this.pending.get(commandId);
+    if (!waiter) return undefined;
+    this.pending.delete(commandId);
+    clearTimeout(waiter.timer);
+    return waiter;
   }
 
   private awaitReply(commandId: string, timeoutMs: number): Promise<CommandReply> {

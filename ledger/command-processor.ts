@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Batch, type Consumer, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
+import type { Batch, Consumer, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { CommandReply } from './command-reply.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
-import { CommittedPositions, consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
+import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
+import { inTransaction, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
@@ -32,7 +33,7 @@ type Decision<E> =
 /** An aggregate's state after the round's decisions so far, serialized as it will be written. */
 type Touched<S> = { aggregateId: string; snapshot: Snapshot<S>; value: Buffer; partition: number };
 /** A decision with the event records it writes (in its command's partition) and the state it leaves. */
-type Decided<E, S> = { decision: Decision<E>; partition: number; events: Message[]; next?: Touched<S> };
+type Decided<E, S> = { decision: Decision<E>; partition: number; events: Message[]; eventBytes: number; next?: Touched<S> };
 type Inbound = { batch: Batch; message: KafkaMessage };
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
 type Round<E, S> = { decided: Decided<E, S>[]; touched: Map<string, Touched<S>>; consumed: Consumed[]; end: number };
@@ -74,13 +75,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
 
   async start(): Promise<void> {
     const { kafka } = this.deps;
-    // A stable transactional id: starting again fences the previous incarnation and aborts its open transaction.
-    this.producer = kafka.producer({
-      transactionalId: this.groupId,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+    this.producer = transactionalProducer(kafka, this.groupId);
     await this.producer.connect();
     await this.restore();
     this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
@@ -90,12 +85,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     });
     await this.consumer.connect();
     await this.consumer.subscribe({ topic: this.topic.commands, fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: MAX_PARTITIONS,
-      eachBatch: eachBatchInto(this.group),
-    });
+    await this.consumer.run(groupCommitRun(this.group, { autoCommit: false }));
   }
 
   async stop(): Promise<void> {
@@ -146,7 +136,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       if (command) {
         const one = await this.decideOne(command, batch.partition, touched);
         const cost = {
-          events: one.events.reduce((sum, m) => sum + recordBytes(m), 0),
+          events: one.eventBytes,
           state: one.next ? one.next.value.length - (touched.get(one.next.aggregateId)?.value.length ?? 0) : 0,
         };
         const fits = used.events + cost.events <= limit && used.state + cost.state <= limit && used.replies + REPLY_BYTES <= limit;
@@ -163,44 +153,43 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   private async commitRound(producer: Producer, { decided, touched, consumed }: Round<E, S>): Promise<void> {
-    const transaction = await producer.transaction();
-    try {
-      const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
-      const sentTo = new Map<number, number>();
-      for (const one of decided) {
-        if (one.events.length === 0) continue;
-        const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
-        sentTo.set(one.partition, index);
-        lastEvent.set(one, { partition: one.partition, index: index - 1 });
-      }
-      const eventMessages = decided.flatMap((one) => one.events);
-      const stateMessages: Message[] = [...touched].map(([aggregateId, { value, partition }]) => ({ key: aggregateId, value, partition }));
-      const written = await transaction.sendBatch({
-        acks: -1,
-        topicMessages: [
-          ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
-          ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
-        ],
-      });
-      // Replies name the offsets of their events, which are known only once those are written.
-      const baseOffsets = new Map(written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
-      const positionOf = (one: Decided<E, S>): LogPosition[] => {
-        const last = lastEvent.get(one);
-        if (!last) return [];
-        const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
-        return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
-      };
-      await transaction.send({
-        acks: -1,
-        topic: this.topic.replies,
-        messages: decided.map((one) => ({ key: one.decision.command.metadata.commandId, value: JSON.stringify(this.reply(one.decision, positionOf(one))) })),
-      });
-      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) });
-      await transaction.commit();
-    } catch (error) {
-      await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
-      throw error;
-    }
+    await inTransaction(
+      producer,
+      async (transaction) => {
+        const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
+        const sentTo = new Map<number, number>();
+        for (const one of decided) {
+          if (one.events.length === 0) continue;
+          const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
+          sentTo.set(one.partition, index);
+          lastEvent.set(one, { partition: one.partition, index: index - 1 });
+        }
+        const eventMessages = decided.flatMap((one) => one.events);
+        const stateMessages: Message[] = [...touched].map(([aggregateId, { value, partition }]) => ({ key: aggregateId, value, partition }));
+        const written = await transaction.sendBatch({
+          acks: -1,
+          topicMessages: [
+            ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
+            ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
+          ],
+        });
+        // Replies name the offsets of their events, which are known only once those are written.
+        const baseOffsets = new Map(written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
+        const positionOf = (one: Decided<E, S>): LogPosition[] => {
+          const last = lastEvent.get(one);
+          if (!last) return [];
+          const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
+          return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
+        };
+        await transaction.send({
+          acks: -1,
+          topic: this.topic.replies,
+          messages: decided.map((one) => ({ key: one.decision.command.metadata.commandId, value: JSON.stringify(this.reply(one.decision, positionOf(one))) })),
+        });
+        await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) });
+      },
+      (abortError) => this.log.warn({ err: abortError }, 'abort failed'),
+    );
   }
 
   /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */
@@ -219,7 +208,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private async decideOne(command: C, partition: number, touched: Map<string, Touched<S>>): Promise<Decided<E, S>> {
     const { decider, name } = this.definition;
     const aggregateId = this.definition.aggregateIdOf(command);
-    const rejected = (error: SerializedDomainError): Decided<E, S> => ({ decision: { command, outcome: 'rejected', error }, partition, events: [] });
+    const rejected = (error: SerializedDomainError): Decided<E, S> => ({ decision: { command, outcome: 'rejected', error }, partition, events: [], eventBytes: 0 });
     const current = touched.get(aggregateId)?.snapshot ?? this.snapshots.get(aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
     const caller: Owner = { tenantId: command.metadata.tenantId, orgId: command.metadata.orgId };
     // Tenant isolation lives here, once for every aggregate: another tenant's aggregate does not exist for you.
@@ -235,7 +224,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       return rejected({ kind: 'internal', message: 'the command could not be processed', details: [] });
     }
     const decision: Decision<E> = { command, aggregateId, events, outcome: 'accepted' };
-    if (events.length === 0) return { decision, partition, events: [] };
+    if (events.length === 0) return { decision, partition, events: [], eventBytes: 0 };
     const messages: Message[] = [];
     for (const [index, event] of events.entries()) {
       const value = await this.deps.codec.encode(this.topic.events, event, this.envelope(command, aggregateId, event, index));
@@ -245,10 +234,11 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     const value = Buffer.from(JSON.stringify(snapshot));
     // A record the broker would refuse must not reach the transaction: it would fail again on every retry.
     const limit = this.deps.maxRecordBytes;
-    if (value.length > limit || messages.reduce((sum, m) => sum + recordBytes(m), 0) > limit) {
+    const eventBytes = messages.reduce((sum, m) => sum + recordBytes(m), 0);
+    if (value.length > limit || eventBytes > limit) {
       return rejected(serializeDomainError(new ConflictError(`${name} ${aggregateId} would outgrow the ${limit}-byte record limit`)));
     }
-    return { decision, partition, events: messages, next: { aggregateId, snapshot, value, partition } };
+    return { decision, partition, events: messages, eventBytes, next: { aggregateId, snapshot, value, partition } };
   }
 
   private envelope(command: Command, aggregateId: string, event: E, index: number): EventEnvelope {

@@ -1,7 +1,8 @@
-import { Partitioners, type Batch, type Consumer, type Kafka, type Message, type Producer } from 'kafkajs';
+import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { EventCodec } from './event-codec.ts';
-import { chunkBySize, CommittedPositions, consumedOffsets, eachBatchInto, GroupCommit, MAX_PARTITIONS, recordBytes } from './group-commit.ts';
+import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
+import { inTransaction, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, RecordedEvent } from './message.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
@@ -51,22 +52,12 @@ export class EventRouter {
 
   async start(): Promise<void> {
     const { kafka, namespace } = this.deps;
-    this.producer = kafka.producer({
-      transactionalId: this.groupId,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+    this.producer = transactionalProducer(kafka, this.groupId);
     await this.producer.connect();
     this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
     await this.consumer.connect();
     for (const topic of this.definition.topics) await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: MAX_PARTITIONS,
-      eachBatch: eachBatchInto(this.group),
-    });
+    await this.consumer.run(groupCommitRun(this.group, { autoCommit: false }));
   }
 
   async stop(): Promise<void> {
@@ -109,17 +100,16 @@ export class EventRouter {
       messages.push(record);
       byTopic.set(topic, messages);
     }
-    const transaction = await producer.transaction();
-    try {
-      if (byTopic.size > 0) {
-        await transaction.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
-      }
-      await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) });
-      await transaction.commit();
-    } catch (error) {
-      await transaction.abort().catch((abortError: unknown) => this.log.warn({ err: abortError }, 'abort failed'));
-      throw error;
-    }
+    await inTransaction(
+      producer,
+      async (transaction) => {
+        if (byTopic.size > 0) {
+          await transaction.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+        }
+        await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) });
+      },
+      (abortError) => this.log.warn({ err: abortError }, 'abort failed'),
+    );
   }
 
   private commandMessage(event: RecordedEvent, index: number, routed: RoutedCommand): Message {

@@ -1,4 +1,4 @@
-import type { Batch, EachBatchPayload, Message, TopicOffsets } from 'kafkajs';
+import type { Batch, ConsumerRunConfig, EachBatchPayload, Message, TopicOffsets } from 'kafkajs';
 
 /**
  * Group commit for a consumer reading several partitions: batches handed over while a transaction is in
@@ -58,17 +58,20 @@ export function consumedOffsets(batches: Pick<Batch, 'topic' | 'partition' | 'la
 }
 
 /**
- * The consumer's eachBatch for a group commit (run it with partitionsConsumedConcurrently): a batch's
- * offset is resolved only once the group it joined has committed.
+ * How a consumer hands its batches to a group commit: every assigned partition at once, and a batch's offset
+ * resolved only once the group it joined has committed.
  */
-export const eachBatchInto =
-  (group: GroupCommit<Batch>) =>
-  async ({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> => {
+export const groupCommitRun = (group: GroupCommit<Batch>, { autoCommit }: { autoCommit: boolean }): ConsumerRunConfig => ({
+  autoCommit,
+  eachBatchAutoResolve: false,
+  partitionsConsumedConcurrently: MAX_PARTITIONS,
+  eachBatch: async ({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> => {
     if (batch.messages.length === 0) return;
     await group.submit(batch);
     resolveOffset(batch.lastOffset());
     await heartbeat();
-  };
+  },
+});
 
 /** Splits items, in order, into runs whose sizes add up to at most `limit` (an item larger than that runs alone). */
 export function chunkBySize<T>(items: T[], sizeOf: (item: T) => number, limit: number): T[][] {

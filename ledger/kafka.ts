@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type ITopicConfig, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type ITopicConfig, type LogEntry, type Producer, type Transaction } from 'kafkajs';
 import type { Logger } from './logger.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
@@ -24,6 +24,26 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
       },
     retry: { initialRetryTime: 100 },
   });
+}
+
+/**
+ * The producer of a single writer: its stable transactional id fences a previous incarnation of the same writer
+ * and aborts that one's open transaction.
+ */
+export const transactionalProducer = (kafka: Kafka, transactionalId: string): Producer =>
+  kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+
+/** Runs `work` in one Kafka transaction: committed when it returns, aborted (and the error rethrown) when anything fails. */
+export async function inTransaction<T>(producer: Producer, work: (transaction: Transaction) => Promise<T>, onAbortFailure: (error: unknown) => void = () => undefined): Promise<T> {
+  const transaction = await producer.transaction();
+  try {
+    const result = await work(transaction);
+    await transaction.commit();
+    return result;
+  } catch (error) {
+    await transaction.abort().catch(onAbortFailure);
+    throw error;
+  }
 }
 
 /** Room above RECORD_LIMIT_BYTES for what the budget does not count exactly (record batch framing). */

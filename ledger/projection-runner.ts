@@ -1,7 +1,7 @@
 import type { Batch, Consumer, Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { EventCodec } from './event-codec.ts';
-import { eachBatchInto, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
+import { GroupCommit, groupCommitRun } from './group-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
 import { contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
@@ -55,7 +55,7 @@ export class ProjectionRunner {
     for (const topic of this.projection.topics) {
       await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
     }
-    await this.consumer.run({ eachBatchAutoResolve: false, partitionsConsumedConcurrently: MAX_PARTITIONS, eachBatch: eachBatchInto(this.group) });
+    await this.consumer.run(groupCommitRun(this.group, { autoCommit: true }));
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { RecordedEvent } from './message.ts';
+import type { Event, RecordedEvent } from './message.ts';
 import type { TopicSpec } from './topics.ts';
 
 export type ProjectionMigration = { name: string; up: (db: Knex, schema: string) => Promise<void> };
@@ -18,6 +18,23 @@ export type Projection = {
   canHandle: readonly string[];
   evolve: (event: RecordedEvent, context: ProjectionContext) => Promise<void>;
 };
+
+/** One handler per event type of E, each given its own event: how a projection maps events to SQL. */
+export type EventHandlers<E extends Event> = {
+  [T in E['type']]: (event: RecordedEvent<Extract<E, { type: T }>>, context: ProjectionContext) => Promise<unknown>;
+};
+
+/** A projection that is nothing but its handlers: it reads the event types they name and hands each to its own. */
+export function projectionOf<E extends Event>({ handlers, ...declaration }: Omit<Projection, 'canHandle' | 'evolve'> & { handlers: EventHandlers<E> }): Projection {
+  const byType = handlers as unknown as Record<string, (event: RecordedEvent, context: ProjectionContext) => Promise<unknown>>;
+  return {
+    ...declaration,
+    canHandle: Object.keys(handlers),
+    evolve: async (event, context) => {
+      await byType[event.type]?.(event, context);
+    },
+  };
+}
 
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */
 export const liveSchema = (projection: Pick<Projection, 'name'>): string => `rm_${projection.name}`;

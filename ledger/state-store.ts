@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
+import { inTransaction } from './kafka.ts';
 
 export type Owner = { tenantId: string; orgId: string };
 /** One aggregate's latest state in the compacted changelog, with the tenant that owns it. */
@@ -24,18 +25,13 @@ export async function restoreSnapshots<S>(
   const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
   const partitions = metadata.topics[0]?.partitions.map((p) => p.partitionId) ?? [];
 
-  const transaction = await producer.transaction();
-  try {
-    await transaction.send({
+  await inTransaction(producer, (transaction) =>
+    transaction.send({
       topic,
       acks: -1,
       messages: partitions.map((partition) => ({ partition, key: BARRIER_KEY, value: JSON.stringify({ barrierId }) })),
-    });
-    await transaction.commit();
-  } catch (error) {
-    await transaction.abort().catch(() => undefined);
-    throw error;
-  }
+    }),
+  );
 
   const snapshots = new Map<string, Snapshot<S>>();
   const waiting = new Set(partitions);

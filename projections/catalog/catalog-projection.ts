@@ -1,18 +1,16 @@
 import { applyAttributeChanges, type AttributeValues, type FieldChange, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
+import type { EventHandlers, Projection, ProjectionContext } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { catalogMigrations } from './catalog-migrations.ts';
 import { refreshQualityScore, refreshTemplateScores } from './quality-score-column.ts';
 import { taxonomyHandlers } from './taxonomy-handlers.ts';
 
-type Recorded<T extends ProductEvent['type']> = RecordedEvent<Extract<ProductEvent, { type: T }>>;
-
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 
 const columnOf = (field: ProductField) => (field === 'templateId' ? 'template_id' : field);
 
-const handlers: { [T in ProductEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
+const handlers: EventHandlers<ProductEvent> = {
   ProductCreated: (event, { table }) =>
     table('products')
       .insert({

@@ -1,10 +1,9 @@
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { ProjectionContext } from '../../ledger/projection.ts';
+import type { EventHandlers, ProjectionContext } from '../../ledger/projection.ts';
 
 type Handled = TaxonomyEvent | BrandEvent;
-type Recorded<T extends Handled['type']> = RecordedEvent<Extract<Handled, { type: T }>>;
 
 /** The columns every taxonomy row shares; taxonomy records are created, never changed, so updated_at = created_at. */
 const owned = (event: RecordedEvent, id: string, name: string, description: string | null) => ({
@@ -20,7 +19,7 @@ const owned = (event: RecordedEvent, id: string, name: string, description: stri
 const insert = (context: ProjectionContext, tableName: string, row: Record<string, unknown>) => context.table(tableName).insert(row).onConflict('id').ignore();
 
 /** Categories, attributes, attribute groups, templates and brands, as their list endpoints read them. */
-export const taxonomyHandlers: { [T in Handled['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
+export const taxonomyHandlers: EventHandlers<Handled> = {
   CategoryCreated: (event, context) => {
     const { categoryId, name, description, slug, parentId } = event.data;
     return insert(context, 'categories', { ...owned(event, categoryId, name, description), slug, parent_id: parentId });

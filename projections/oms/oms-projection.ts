@@ -1,12 +1,11 @@
 import type { InventoryEvent, StockReleased, StockReserved, StockShipped } from '../../commands/oms/inventory.ts';
 import type { OrderEvent } from '../../commands/oms/order.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
+import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { omsMigrations } from './oms-migrations.ts';
 
 type OmsEvent = OrderEvent | InventoryEvent;
-type Recorded<T extends OmsEvent['type']> = RecordedEvent<Extract<OmsEvent, { type: T }>>;
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 const scope = (event: RecordedEvent) => ({ tenant_id: event.envelope.tenantId, org_id: event.envelope.orgId });
@@ -44,7 +43,7 @@ const reservation = async (
   await table('stock_reservations').insert({ order_id: event.data.orderId, status, updated_at: at(event) }).onConflict('order_id').merge(['status', 'updated_at']);
 };
 
-const handlers: { [T in OmsEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
+const handlers: EventHandlers<OmsEvent> = {
   OrderPlaced: async (event, context) => {
     const { data } = event;
     await context
@@ -101,13 +100,4 @@ const handlers: { [T in OmsEvent['type']]: (event: Recorded<T>, context: Project
 };
 
 /** Orders with their status history, stock locations and stock levels, as /api/v1/oms reads them. */
-export const omsProjection: Projection = {
-  name: 'oms',
-  topics: [topics.orderEvents, topics.inventoryEvents],
-  migrations: omsMigrations,
-  canHandle: Object.keys(handlers),
-  evolve: async (event, context) => {
-    const handler = handlers[event.type as OmsEvent['type']] as (e: RecordedEvent, c: ProjectionContext) => Promise<unknown>;
-    await handler(event, context);
-  },
-};
+export const omsProjection: Projection = projectionOf({ name: 'oms', topics: [topics.orderEvents, topics.inventoryEvents], migrations: omsMigrations, handlers });

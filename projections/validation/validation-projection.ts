@@ -1,16 +1,15 @@
 import type { ProductQualityEvent } from '../../commands/quality/product-quality.ts';
 import type { SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { Projection, ProjectionContext } from '../../ledger/projection.ts';
+import { projectionOf, type EventHandlers, type Projection } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { validationMigrations } from './validation-migrations.ts';
 
 type QualityEvent = ProductQualityEvent | SkuUsageEvent;
-type Recorded<T extends QualityEvent['type']> = RecordedEvent<Extract<QualityEvent, { type: T }>>;
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 
-const handlers: { [T in QualityEvent['type']]: (event: Recorded<T>, context: ProjectionContext) => Promise<unknown> } = {
+const handlers: EventHandlers<QualityEvent> = {
   // The score is on the product record already (the catalog projection computes it with the same rules).
   ProductQualityAssessed: async () => undefined,
   // SKU counts only feed the SKU usage aggregates' duplicate issues.
@@ -39,13 +38,4 @@ const handlers: { [T in QualityEvent['type']]: (event: Recorded<T>, context: Pro
 };
 
 /** Validation issues and quality scores, as GET /api/v1/pim/validation and the statistics read them. */
-export const validationProjection: Projection = {
-  name: 'validation',
-  topics: [topics.productQualityEvents, topics.skuUsageEvents],
-  migrations: validationMigrations,
-  canHandle: Object.keys(handlers),
-  evolve: async (event, context) => {
-    const handler = handlers[event.type as QualityEvent['type']] as (e: RecordedEvent, c: ProjectionContext) => Promise<unknown>;
-    await handler(event, context);
-  },
-};
+export const validationProjection: Projection = projectionOf({ name: 'validation', topics: [topics.productQualityEvents, topics.skuUsageEvents], migrations: validationMigrations, handlers });

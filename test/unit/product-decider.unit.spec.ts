@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decide, evolve, initialState, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
 import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
+import { metadata } from '../support/command-metadata.ts';
 
-const metadata = {
-  commandId: 'c1',
-  tenantId: 't1',
-  orgId: 'o1',
-  actor: { userId: 'u1', email: 'a@example.com', ip: '127.0.0.1' },
-  issuedAt: 1_700_000_000_000,
-  correlationId: 'r1',
-};
 const productId = '11111111-1111-4111-8111-111111111111';
 
 const given = (...events: ProductEvent[]) => ({
