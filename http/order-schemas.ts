@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_LINE_QUANTITY, MAX_ORDER_LINES } from '../commands/oms/order.ts';
 import { currencyCode, decimalAmount, queryInteger, text, timestamp, uuid } from './schemas.ts';
 
 /**
@@ -19,7 +20,7 @@ const label = (max: number) => text().trim().min(1).max(max);
 const lineItem = z
   .object({
     name: label(500),
-    quantity: z.number().int().positive().max(1_000_000),
+    quantity: z.number().int().positive().max(MAX_LINE_QUANTITY),
     unit_price: decimalAmount,
     variant_id: uuid.nullish(),
     location_id: uuid.nullish(),
@@ -37,7 +38,7 @@ export const createOrderBody = z
     idempotency_key: text().min(1).max(255).describe('Scoped to the tenant and org; the same key returns the original order'),
     payment_provider: z.enum(providers),
     payment_transaction_id: z.string().min(1).max(100),
-    line_items: z.array(lineItem).min(1).max(250),
+    line_items: z.array(lineItem).min(1).max(MAX_ORDER_LINES),
     currency: currencyCode.default('USD'),
     customer_id: uuid.nullish(),
     sales_channel: label(200).nullish(),

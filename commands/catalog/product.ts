@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
 // ── Events ──────────────────────────────────────────────────────────────────
@@ -130,6 +130,11 @@ export type AddMedia = Command<'AddMedia', MediaAdded['data']>;
 export type ProductCommand = CreateProduct | UpdateProduct | DeleteProduct | AddVariant | AddMedia;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
+/** Media sort order: an Avro int and an integer column, bounded as the edge bounds it. */
+export const MAX_SORT_ORDER = 1_000_000;
+/** A variant price: an exact decimal 0 ≤ price < 10^12 with at most 6 places, as the edge accepts it. */
+const PRICE = /^\d{1,12}(\.\d{1,6})?$/;
+
 const notFound = (productId: string) => new NotFoundError(`product ${productId} not found`);
 
 const existing = (state: Product, productId: string) => {
@@ -172,12 +177,18 @@ const remove = ({ data }: DeleteProduct, state: Product): ProductEvent[] => {
 const addVariant = ({ data }: AddVariant, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
   if (product.variantIds.includes(data.variantId)) throw new ConflictError(`variant ${data.variantId} already exists`);
+  if (data.price !== null && !PRICE.test(data.price)) {
+    throw new ValidationError('the price is out of bounds', [{ path: 'body.price', message: 'must be a decimal 0 ≤ price < 10^12 with at most 6 places' }]);
+  }
   return [{ type: 'VariantAdded', data }];
 };
 
 const addMedia = ({ data }: AddMedia, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
   if (product.mediaIds.includes(data.mediaId)) throw new ConflictError(`media ${data.mediaId} already exists`);
+  if (!Number.isInteger(data.sortOrder) || Math.abs(data.sortOrder) > MAX_SORT_ORDER) {
+    throw new ValidationError('the sort order is out of bounds', [{ path: 'body.sort_order', message: `must be an integer -${MAX_SORT_ORDER}..${MAX_SORT_ORDER}` }]);
+  }
   if (data.variantId !== null && !product.variantIds.includes(data.variantId)) {
     throw new NotFoundError(`variant ${data.variantId} not found`, [{ path: 'body.variant_id', message: 'not a variant of this product' }]);
   }

@@ -43,7 +43,18 @@ export type Inventory = {
   levels: Record<string, Level>;
 };
 
+/**
+ * The most units one level holds on hand (`available + reserved`), and so the most either part holds. Levels,
+ * reservations and refusals travel as Avro ints and sit in the read model's integer columns (2^31 − 1 ≈ 2.1 × 10^9):
+ * a reservation leaves on hand as it is, so bounding what set and adjust put there bounds everything.
+ */
 export const MAX_UNITS = 1_000_000_000;
+
+/** A quantity a reservation line may carry: a whole number of units, 1 to MAX_UNITS. */
+const isUnitCount = (quantity: number): boolean => Number.isInteger(quantity) && quantity > 0 && quantity <= MAX_UNITS;
+
+/** Units a reservation may still take: what is available, within the on-hand limit (a level set before the limit may exceed it). */
+const reservable = ({ available, reserved }: Level): number => Math.max(0, Math.min(available, MAX_UNITS - reserved));
 
 export const levelKey = (variantId: string, locationId: string): string => `${variantId}|${locationId}`;
 
@@ -105,48 +116,72 @@ const createLocation = ({ data }: CreateStockLocation, state: Inventory): Invent
   return [{ type: 'StockLocationCreated', data }];
 };
 
-const adjusted = (data: AdjustStockLevel['data'], state: Inventory, reason: 'set' | 'adjust'): InventoryEvent[] => {
+const adjusted = (data: AdjustStockLevel['data'], state: Inventory, reason: 'set' | 'adjust', field: 'available' | 'delta'): InventoryEvent[] => {
   knownLocation(state, data.locationId);
-  const available = levelOf(state, data).available + data.delta;
+  const path = `body.${field}`;
+  if (!Number.isSafeInteger(data.delta)) throw new ValidationError('stock quantities are whole numbers of units', [{ path, message: 'must be an integer' }]);
+  const level = levelOf(state, data);
+  const available = level.available + data.delta;
   if (available < 0) {
-    throw new ConflictError(`available stock cannot go below zero`, [{ path: 'body.delta', message: `only ${available - data.delta} available` }]);
+    throw new ConflictError(`available stock cannot go below zero`, [{ path: 'body.delta', message: `only ${level.available} available` }]);
   }
-  // Levels travel as Avro ints and Postgres integers.
   if (available > MAX_UNITS) throw new ValidationError(`available stock cannot exceed ${MAX_UNITS}`, [{ path: 'body', message: `would be ${available}` }]);
+  // Only a rise is refused: a level above the limit (set before it existed) may still come down.
+  if (data.delta > 0 && available + level.reserved > MAX_UNITS) {
+    const room = Math.max(0, MAX_UNITS - level.reserved);
+    throw new ConflictError(`on-hand stock (available + reserved) cannot exceed ${MAX_UNITS}`, [
+      { path, message: `${level.reserved} reserved, so at most ${room} available` },
+    ]);
+  }
   if (data.delta === 0) return [];
   return [{ type: 'StockAdjusted', data: { ...data, available, reason } }];
 };
 
 const setLevel = ({ data }: SetStockLevel, state: Inventory): InventoryEvent[] => {
   const { available, ...where } = data;
-  return adjusted({ ...where, delta: available - levelOf(state, data).available }, state, 'set');
+  return adjusted({ ...where, delta: available - levelOf(state, data).available }, state, 'set', 'available');
 };
+
+type RefusalReason = 'unknown_location' | 'invalid_quantity' | 'insufficient_stock' | 'stock_limit';
 
 /**
  * Lines of one variant at one location are summed: two lines of 3 need 6 available. The order
  * pipeline sends one ReserveStock per placed order, exactly once (a transactional router).
+ * A refusal's `available` is what the level could still reserve; `requested` sums lines of at most
+ * MAX_UNITS up to the first one refused, so it stays below 2 × MAX_UNITS, inside an Avro int.
  */
 const reserve = ({ data }: ReserveStock, state: Inventory): InventoryEvent[] => {
   const needed = new Map<string, number>();
   for (const line of data.lines) {
     const key = levelKey(line.variantId, line.locationId);
-    const total = (needed.get(key) ?? 0) + line.quantity;
+    const valid = isUnitCount(line.quantity);
+    const total = (needed.get(key) ?? 0) + (valid ? line.quantity : 0);
     needed.set(key, total);
     const known = Boolean(state.locations[line.locationId]);
-    const available = known ? levelOf(state, line).available : 0;
-    if (!known || total > available) {
-      const reason = known ? 'insufficient_stock' : 'unknown_location';
+    const level = levelOf(state, line);
+    const units = known ? reservable(level) : 0;
+    const reason: RefusalReason | undefined =
+      !known ? 'unknown_location'
+      : !valid ? 'invalid_quantity'
+      : total > level.available ? 'insufficient_stock'
+      : total > units ? 'stock_limit'
+      : undefined;
+    if (reason) {
       const { inventoryId, orderId } = data;
       const { lineIndex, variantId, locationId } = line;
-      return [{ type: 'StockReservationRefused', data: { inventoryId, orderId, lineIndex, variantId, locationId, requested: total, available, reason } }];
+      return [{ type: 'StockReservationRefused', data: { inventoryId, orderId, lineIndex, variantId, locationId, requested: total, available: units, reason } }];
     }
   }
   return [{ type: 'StockReserved', data }];
 };
 
 /** Releasing or shipping ends a reservation: its units leave `reserved` (back to `available`, or out of stock). */
-const endReservation = (type: 'StockReleased' | 'StockShipped', { data }: ReleaseStock | ShipStock): InventoryEvent[] =>
-  data.lines.length > 0 ? [{ type, data }] : [];
+const endReservation = (type: 'StockReleased' | 'StockShipped', { data }: ReleaseStock | ShipStock): InventoryEvent[] => {
+  // The lines are a reservation this decider accepted; anything else is not one and must not reach the log.
+  const invalid = data.lines.find((line) => !isUnitCount(line.quantity));
+  if (invalid) throw new ValidationError(`line ${invalid.lineIndex} holds no reservable quantity`, [{ path: `lines.${invalid.lineIndex}.quantity`, message: `must be 1..${MAX_UNITS}` }]);
+  return data.lines.length > 0 ? [{ type, data }] : [];
+};
 
 export const decide = (command: InventoryCommand, state: Inventory): InventoryEvent[] => {
   switch (command.type) {
@@ -155,7 +190,7 @@ export const decide = (command: InventoryCommand, state: Inventory): InventoryEv
     case 'SetStockLevel':
       return setLevel(command, state);
     case 'AdjustStockLevel':
-      return adjusted(command.data, state, 'adjust');
+      return adjusted(command.data, state, 'adjust', 'delta');
     case 'ReserveStock':
       return reserve(command, state);
     case 'ReleaseStock':

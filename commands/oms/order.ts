@@ -1,8 +1,8 @@
 import { v5 as uuidv5 } from 'uuid';
-import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
+import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import type { ReservationLine } from './inventory.ts';
-import { orderTotals } from './money.ts';
+import { isPrice, isWithinTotalLimit, MAX_PRICE, MAX_TOTAL, orderTotals } from './money.ts';
 
 /**
  * One order, keyed by UUIDv5(tenant, org, idempotency key). Lifecycle:
@@ -13,6 +13,13 @@ const ORDER_NAMESPACE = 'c2a7e4d9-5b3f-4e1a-8c6d-1f9b2e7a4c30';
 /** The idempotency key is scoped to the tenant's organization; the same key lands on the same order. */
 export const orderIdOf = (tenantId: string, orgId: string, idempotencyKey: string): string =>
   uuidv5(`${tenantId}/${orgId}/${idempotencyKey}`, ORDER_NAMESPACE);
+
+/**
+ * An order's size: 250 lines of at most 10^6 units reserve at most 2.5 × 10^8 units of one level, within the
+ * inventory's MAX_UNITS, and every quantity fits an Avro int and the read model.
+ */
+export const MAX_ORDER_LINES = 250;
+export const MAX_LINE_QUANTITY = 1_000_000;
 
 export type OrderStatus = 'pending' | 'confirmed' | 'rejected' | 'processing' | 'shipped' | 'delivered' | 'cancelled';
 export type RequestableStatus = 'processing' | 'shipped' | 'delivered' | 'cancelled';
@@ -120,6 +127,34 @@ export type RequestOrderStatus = Command<'RequestOrderStatus', { orderId: string
 export type OrderCommand = PlaceOrder | ConfirmOrder | RejectOrder | RequestOrderStatus;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
+const priceRule = `must be a decimal 0 ≤ amount < ${MAX_PRICE} with at most 6 places`;
+
+/** What the request carries, checked here too so that no command, from the edge or not, can place an order out of bounds. */
+const requestProblems = (data: PlaceOrder['data']): ErrorDetail[] => {
+  const problems: ErrorDetail[] = [];
+  if (data.lines.length < 1 || data.lines.length > MAX_ORDER_LINES) problems.push({ path: 'body.line_items', message: `must hold 1..${MAX_ORDER_LINES} lines` });
+  data.lines.forEach((line, index) => {
+    const { quantity } = line;
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_LINE_QUANTITY) {
+      problems.push({ path: `body.line_items.${index}.quantity`, message: `must be an integer 1..${MAX_LINE_QUANTITY}` });
+    }
+    if (!isPrice(line.unitPrice)) problems.push({ path: `body.line_items.${index}.unit_price`, message: priceRule });
+  });
+  for (const [field, value] of [['discount_total', data.discountTotal], ['shipping_total', data.shippingTotal], ['tax_total', data.taxTotal]] as const) {
+    if (!isPrice(value)) problems.push({ path: `body.${field}`, message: priceRule });
+  }
+  return problems;
+};
+
+const totalProblems = (lineTotals: string[], { subtotal, total }: { subtotal: string; total: string }): ErrorDetail[] => {
+  const tooLarge = `must be below ${MAX_TOTAL}`;
+  return [
+    ...lineTotals.flatMap((lineTotal, index) => (isWithinTotalLimit(lineTotal) ? [] : [{ path: `body.line_items.${index}`, message: `line total ${lineTotal} ${tooLarge}` }])),
+    ...(isWithinTotalLimit(subtotal) ? [] : [{ path: 'body.line_items', message: `subtotal ${subtotal} ${tooLarge}` }]),
+    ...(isWithinTotalLimit(total) ? [] : [{ path: 'body', message: `total ${total} ${tooLarge}` }]),
+  ];
+};
+
 const place = ({ data }: PlaceOrder, state: Order): OrderEvent[] => {
   if (state.status === 'Placed') {
     // The same key with the same request is the original order again: nothing new happens.
@@ -128,10 +163,14 @@ const place = ({ data }: PlaceOrder, state: Order): OrderEvent[] => {
       { path: 'body.idempotency_key', message: 'already used with a different request' },
     ]);
   }
+  const invalid = requestProblems(data);
+  if (invalid.length > 0) throw new ValidationError('the order is out of bounds', invalid);
   const { lineTotals, ...totals } = orderTotals(data.lines, data);
   if (totals.total.startsWith('-')) {
     throw new ValidationError('the order total would be negative', [{ path: 'body.discount_total', message: 'exceeds subtotal + shipping_total + tax_total' }]);
   }
+  const tooLarge = totalProblems(lineTotals, totals);
+  if (tooLarge.length > 0) throw new ValidationError(`the order's amounts must stay below ${MAX_TOTAL}`, tooLarge);
   const lines = data.lines.map((line, index) => ({ ...line, lineTotal: lineTotals[index] ?? '0.00' }));
   return [{ type: 'OrderPlaced', data: { ...data, lines, ...totals } }];
 };
