@@ -140,6 +140,24 @@ export function portOpen(port: number, host = '127.0.0.1', timeoutMs = 500): Pro
   });
 }
 
+/** Ports nobody listens on right now, all distinct: each is held until every one is found. */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, host, resolve);
+      });
+    }
+    return servers.map((server) => (server.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
 export async function httpOk(url: string, timeoutMs = 2000): Promise<boolean> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });

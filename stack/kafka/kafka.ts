@@ -21,6 +21,15 @@ export function kafkaPorts(): { port: number; controllerPort: number } {
   return { port: envPort('KAFKA_PORT', 19092), controllerPort: envPort('KAFKA_CONTROLLER_PORT', 19093) };
 }
 
+/**
+ * Where one broker lives and listens: the stack's own, or a test's private one. `stackDir` holds its
+ * kafka/ (config, data), logs/ and run/ (pid file) as the stack's directory does; `jarsStackDir` is the
+ * stack whose cached classpath it runs on, so every broker shares one Maven resolution.
+ */
+export type BrokerSite = { stackDir: string; port: number; controllerPort: number; jarsStackDir: string };
+
+const stackBrokerSite = (stackDir: string): BrokerSite => ({ stackDir, ...kafkaPorts(), jarsStackDir: stackDir });
+
 export async function describeKafka(brokers: string[]): Promise<{ clusterId: string; brokers: number } | undefined> {
   const admin = new Kafka({
     clientId: 'stack-probe',
@@ -73,9 +82,8 @@ async function resolveClasspath(stackDir: string, log: Log): Promise<string> {
   return fs.readFileSync(cacheFile, 'utf8').trim();
 }
 
-function writeConfig(stackDir: string): { serverProps: string; log4jProps: string } {
+function writeConfig({ stackDir, port, controllerPort }: BrokerSite): { serverProps: string; log4jProps: string } {
   const dir = kafkaDir(stackDir);
-  const { port, controllerPort } = kafkaPorts();
   const slash = (p: string): string => p.replaceAll('\\', '/');
   const serverProps = path.join(dir, 'server.properties');
   const log4jProps = path.join(dir, 'log4j.properties');
@@ -130,6 +138,45 @@ function clusterId(stackDir: string): string {
   return id;
 }
 
+/** The pid of the broker whose pid file is under `stackDir`, if it runs. */
+export const brokerPid = (stackDir: string): number | undefined => livePid(stackDir, 'kafka', MAIN_CLASS);
+
+/** Writes the broker's config, formats its storage on first use and spawns it detached; returns its pid. */
+export async function spawnBroker(site: BrokerSite, log: Log): Promise<number> {
+  const { stackDir } = site;
+  const cp = await resolveClasspath(site.jarsStackDir, log);
+  const { serverProps, log4jProps } = writeConfig(site);
+  const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
+  const jvmArgs = [`-Dlog4j.configuration=file:${log4jProps.replaceAll('\\', '/')}`, '-Djava.awt.headless=true', '-cp', cp];
+  if (!fs.existsSync(path.join(kafkaDir(stackDir), 'data', 'meta.properties'))) {
+    log('kafka: formatting KRaft storage');
+    const id = clusterId(stackDir);
+    await run(java, [...jvmArgs, 'kafka.tools.StorageTool', 'format', '-t', id, '-c', serverProps, '--ignore-formatted']).catch(
+      (err: Error) => {
+        throw new Error(`kafka: storage format failed: ${err.message}`);
+      },
+    );
+  }
+  log(`kafka: starting broker on 127.0.0.1:${site.port}`);
+  return spawnDetached({
+    stackDir,
+    name: 'kafka',
+    command: java,
+    args: ['-Xmx512m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', ...jvmArgs, MAIN_CLASS, serverProps],
+    logFile: consoleLogFile(stackDir),
+  });
+}
+
+/** Resolves once the broker at `site` answers a metadata request; fails early if `pid` dies. */
+export async function waitForBroker(site: BrokerSite, pid: number | undefined, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const brokers = [`127.0.0.1:${site.port}`];
+  await waitUntil('kafka', async () => (await portOpen(site.port)) && (await describeKafka(brokers)) !== undefined, {
+    timeoutMs,
+    pid,
+    logFiles: [consoleLogFile(site.stackDir), kafkaLogFile(site.stackDir)],
+  });
+}
+
 /** Returns the bootstrap brokers; starts a local broker unless KAFKA_BROKERS points elsewhere. */
 export async function ensureKafka(stackDir: string, log: Log): Promise<string[]> {
   const external = process.env.KAFKA_BROKERS;
@@ -137,9 +184,9 @@ export async function ensureKafka(stackDir: string, log: Log): Promise<string[]>
     log(`kafka: external (KAFKA_BROKERS=${external})`);
     return external.split(',').map((b) => b.trim());
   }
-  const { port } = kafkaPorts();
+  const site = stackBrokerSite(stackDir);
+  const { port } = site;
   const brokers = [`127.0.0.1:${port}`];
-  const logFile = kafkaLogFile(stackDir);
   let pid = livePid(stackDir, 'kafka', MAIN_CLASS);
 
   if ((await portOpen(port)) && (await describeKafka(brokers))) {
@@ -148,41 +195,18 @@ export async function ensureKafka(stackDir: string, log: Log): Promise<string[]>
   }
   if (pid === undefined) {
     if (await portOpen(port)) throw new Error(`kafka: port ${port} is taken by something that is not a Kafka broker`);
-    const cp = await resolveClasspath(stackDir, log);
-    const { serverProps, log4jProps } = writeConfig(stackDir);
-    const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-    const jvmArgs = [`-Dlog4j.configuration=file:${log4jProps.replaceAll('\\', '/')}`, '-Djava.awt.headless=true', '-cp', cp];
-    if (!fs.existsSync(path.join(kafkaDir(stackDir), 'data', 'meta.properties'))) {
-      log('kafka: formatting KRaft storage');
-      const id = clusterId(stackDir);
-      await run(java, [...jvmArgs, 'kafka.tools.StorageTool', 'format', '-t', id, '-c', serverProps, '--ignore-formatted']).catch(
-        (err: Error) => {
-          throw new Error(`kafka: storage format failed: ${err.message}`);
-        },
-      );
-    }
-    log(`kafka: starting broker on ${brokers[0]}`);
-    pid = spawnDetached({
-      stackDir,
-      name: 'kafka',
-      command: java,
-      args: ['-Xmx512m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', ...jvmArgs, MAIN_CLASS, serverProps],
-      logFile: consoleLogFile(stackDir),
-    });
+    pid = await spawnBroker(site, log);
   } else {
     log(`kafka: pid ${pid} is starting, waiting`);
   }
-  await waitUntil('kafka', async () => (await portOpen(port)) && (await describeKafka(brokers)) !== undefined, {
-    timeoutMs: READY_TIMEOUT_MS,
-    pid,
-    logFiles: [consoleLogFile(stackDir), logFile],
-  });
+  await waitForBroker(site, pid);
   log(`kafka: ready on ${brokers[0]}`);
   return brokers;
 }
 
-export async function stopKafka(stackDir: string, log: Log): Promise<void> {
-  const pid = await stopProcess(stackDir, 'kafka', MAIN_CLASS, { timeoutMs: 30_000 });
+/** SIGTERM (a controlled shutdown), SIGKILL after `timeoutMs`. */
+export async function stopKafka(stackDir: string, log: Log, timeoutMs = 30_000): Promise<void> {
+  const pid = await stopProcess(stackDir, 'kafka', MAIN_CLASS, { timeoutMs });
   if (pid) log(`kafka: stopped pid ${pid}`);
 }
 

