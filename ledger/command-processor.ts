@@ -5,6 +5,7 @@ import type { CommandReply } from './command-reply.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
 import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
+import { isReplay, rememberRequest } from './idempotency.ts';
 import { inTransaction, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
@@ -217,7 +218,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     }
     let events: E[];
     try {
-      events = decider.decide(command, current.state);
+      // A retry of a request this aggregate accepted (Idempotency-Key) is accepted again, with nothing new.
+      events = isReplay(current.requests, command.metadata) ? [] : decider.decide(command, current.state);
     } catch (error) {
       if (error instanceof DomainError) return rejected(serializeDomainError(error));
       this.log.error({ err: error, commandType: command.type }, 'decider failed');
@@ -230,7 +232,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       const value = await this.deps.codec.encode(this.topic.events, event, this.envelope(command, aggregateId, event, index));
       messages.push({ key: aggregateId, value, partition, headers: { 'event-type': event.type } });
     }
-    const snapshot: Snapshot<S> = { owner: current.owner ?? caller, state: events.reduce(decider.evolve, current.state), version: current.version + events.length };
+    const snapshot: Snapshot<S> = {
+      owner: current.owner ?? caller,
+      state: events.reduce(decider.evolve, current.state),
+      version: current.version + events.length,
+      ...rememberRequest(current.requests, command.metadata),
+    };
     const value = Buffer.from(JSON.stringify(snapshot));
     // A record the broker would refuse must not reach the transaction: it would fail again on every retry.
     const limit = this.deps.maxRecordBytes;

@@ -9,7 +9,15 @@ export type CommandMetadata = {
   /** Epoch milliseconds at the edge; deciders take time from here, never from the clock. */
   issuedAt: number;
   correlationId: string;
+  /** Present when the client may retry the request (`Idempotency-Key`): see ledger/idempotency.ts. */
+  idempotency?: IdempotentRequest;
 };
+
+/**
+ * A retryable request: `key` names what the client's Idempotency-Key creates (the new record's id, so keys of
+ * different kinds of record stay apart in an aggregate holding several), `requestHash` what was asked for.
+ */
+export type IdempotentRequest = { key: string; requestHash: string };
 
 export type Command<Type extends string = string, Data = unknown> = { type: Type; data: Data; metadata: CommandMetadata };
 

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
+import type { RememberedRequests } from './idempotency.ts';
 import { inTransaction } from './kafka.ts';
 
 export type Owner = { tenantId: string; orgId: string };
-/** One aggregate's latest state in the compacted changelog, with the tenant that owns it. */
-export type Snapshot<S> = { owner: Owner | null; state: S; version: number };
+/**
+ * One aggregate's latest state in the compacted changelog, with the tenant that owns it and the retryable
+ * requests it accepted lately (absent in snapshots written before there were any).
+ */
+export type Snapshot<S> = { owner: Owner | null; state: S; version: number; requests?: RememberedRequests };
 
 const BARRIER_KEY = '__restore-barrier__';
 

@@ -2,21 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Knex } from 'knex';
+import { aggregates } from '../../ledger/aggregates.ts';
 import type { Config } from '../../ledger/config.ts';
 import { deserializeDomainError } from '../../ledger/errors.ts';
 import type { Logger } from '../../ledger/logger.ts';
-import type { Command } from '../../ledger/message.ts';
+import type { Command, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
 import { startRuntime } from '../../ledger/runtime.ts';
-import type { TopicSpec } from '../../ledger/topics.ts';
+import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 
+/** `idempotency`: the request may be a client's retry (Idempotency-Key); see http/idempotency-key.ts. */
 export type Execute = <C extends Command>(
   request: FastifyRequest,
   target: { topic: TopicSpec; aggregateId: string },
   command: Pick<C, 'type' | 'data'>,
+  idempotency?: IdempotentRequest,
 ) => Promise<void>;
 
 /** Appends a command and returns without waiting for its decision (202 endpoints). */
-export type Dispatch = Execute;
+export type Dispatch = <C extends Command>(request: FastifyRequest, target: { topic: TopicSpec; aggregateId: string }, command: Pick<C, 'type' | 'data'>) => Promise<void>;
 /** Waits until `read` finds the outcome in the named projection's read model, bounded by COMMAND_TIMEOUT_MS. */
 export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undefined>) => Promise<T>;
 
@@ -39,10 +42,29 @@ export const ledgerPlugin = fp(
       const { tenantId, orgId, actor } = request.principal;
       return { commandId: randomUUID(), tenantId, orgId, actor, issuedAt: Date.now(), correlationId: String(request.id) };
     };
-    const execute: Execute = async (request, { topic, aggregateId }, { type, data }) => {
-      const reply = await runtime.bus.send(topic, aggregateId, { type, data, metadata: metadataOf(request) });
+    /** Where the events log of a command topic's aggregate type ends now, as a read_committed reader sees it. */
+    const logEnd = async (commands: TopicSpec): Promise<LogPosition[]> => {
+      const events = aggregates.find((aggregate) => aggregate.commands.name === commands.name)?.events;
+      if (!events) throw new Error(`no aggregate reads ${commands.name}`);
+      const topic = namespaced(config.LEDGER_NAMESPACE, events.name);
+      const admin = runtime.kafka.admin();
+      await admin.connect();
+      try {
+        const ends = await admin.fetchTopicOffsets(topic);
+        return ends.filter(({ high }) => BigInt(high) > 0n).map(({ partition, high }) => ({ topic, partition, offset: (BigInt(high) - 1n).toString() }));
+      } finally {
+        await admin.disconnect();
+      }
+    };
+    const execute: Execute = async (request, { topic, aggregateId }, { type, data }, idempotency) => {
+      const metadata = { ...metadataOf(request), ...(idempotency ? { idempotency } : {}) };
+      const reply = await runtime.bus.send(topic, aggregateId, { type, data, metadata });
       if (reply.outcome === 'rejected') throw deserializeDomainError(reply.error);
-      if (reply.outcome === 'accepted') await runtime.waiter.waitFor(reply.positions, config.COMMAND_TIMEOUT_MS);
+      if (reply.outcome !== 'accepted') return;
+      // A retry of an accepted request writes nothing, and its original's events may not be in the read models yet
+      // (that is why the client retried): wait for everything the log holds now, the original included.
+      const replayed = idempotency && reply.positions.length === 0;
+      await runtime.waiter.waitFor(replayed ? await logEnd(topic) : reply.positions, config.COMMAND_TIMEOUT_MS);
     };
     const dispatch: Dispatch = (request, { topic, aggregateId }, { type, data }) =>
       runtime.bus.post(topic, aggregateId, { type, data, metadata: metadataOf(request) });

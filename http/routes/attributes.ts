@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CreateAttribute, CreateAttributeGroup } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type AttributeGroupRow, type AttributeRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, idList, name, optionalDescription, ownedFields, slug, taxonomyTarget, withTimestamps } from '../catalog-schemas.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, text, uuid } from '../schemas.ts';
 
 const attributeType = z.enum(['TEXT', 'NUMBER', 'BOOLEAN', 'SELECT']);
@@ -51,15 +51,16 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
     schema: {
       tags,
       summary: 'Define an attribute; its slug is unique in the tenant (409); type defaults to TEXT',
-      headers: standardHeaders,
+      headers: createHeaders,
       body: attributeBody,
       response: { 201: attribute, ...errorResponses },
     },
     handler: async (request, reply) => {
       const { taxonomyId, target } = taxonomyTarget(request.principal);
-      const attributeId = randomUUID();
+      const { id: attributeId, idempotency } = newRecord(request, 'attribute');
       const { name: n, slug: s, type, options = [] } = request.body;
-      await execute<CreateAttribute>(request, target, { type: 'CreateAttribute', data: { taxonomyId, attributeId, name: n, slug: s, type, options } });
+      const data = { taxonomyId, attributeId, name: n, slug: s, type, options };
+      await execute<CreateAttribute>(request, target, { type: 'CreateAttribute', data }, idempotency);
       return reply.code(201).send(toAttribute(created(await findOwned(db, 'attributes', request.principal, attributeId), `attribute ${attributeId}`)));
     },
   });
@@ -73,15 +74,16 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
     schema: {
       tags,
       summary: 'Define an attribute group: a named, ordered set of existing attributes (404 for an unknown one)',
-      headers: standardHeaders,
+      headers: createHeaders,
       body: groupBody,
       response: { 201: attributeGroup, ...errorResponses },
     },
     handler: async (request, reply) => {
       const { taxonomyId, target } = taxonomyTarget(request.principal);
-      const attributeGroupId = randomUUID();
+      const { id: attributeGroupId, idempotency } = newRecord(request, 'attribute-group');
       const { name: n, description = null, attribute_ids: attributeIds } = request.body;
-      await execute<CreateAttributeGroup>(request, target, { type: 'CreateAttributeGroup', data: { taxonomyId, attributeGroupId, name: n, description, attributeIds } });
+      const data = { taxonomyId, attributeGroupId, name: n, description, attributeIds };
+      await execute<CreateAttributeGroup>(request, target, { type: 'CreateAttributeGroup', data }, idempotency);
       return reply.code(201).send(toGroup(created(await findOwned(db, 'attribute_groups', request.principal, attributeGroupId), `attribute group ${attributeGroupId}`)));
     },
   });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -6,6 +5,7 @@ import type { CreateBrand } from '../../commands/catalog/brand.ts';
 import { topics } from '../../ledger/topics.ts';
 import { findOwned, listOwned, type BrandRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, httpUrl, name, optionalDescription, ownedFields, withTimestamps } from '../catalog-schemas.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders } from '../schemas.ts';
 
 const brand = z
@@ -27,11 +27,12 @@ export default async function brandRoutes(fastify: FastifyInstance): Promise<voi
   });
 
   app.post('/brands', {
-    schema: { tags, summary: 'Create a brand', headers: standardHeaders, body: createBody, response: { 201: brand, ...errorResponses } },
+    schema: { tags, summary: 'Create a brand', headers: createHeaders, body: createBody, response: { 201: brand, ...errorResponses } },
     handler: async (request, reply) => {
-      const brandId = randomUUID();
+      const { id: brandId, idempotency } = newRecord(request, 'brand');
       const { name: n, description = null, logoUrl = null } = request.body;
-      await execute<CreateBrand>(request, { topic: topics.brandCommands, aggregateId: brandId }, { type: 'CreateBrand', data: { brandId, name: n, description, logoUrl } });
+      const target = { topic: topics.brandCommands, aggregateId: brandId };
+      await execute<CreateBrand>(request, target, { type: 'CreateBrand', data: { brandId, name: n, description, logoUrl } }, idempotency);
       return reply.code(201).send(toBrand(created(await findOwned(db, 'brands', request.principal, brandId), `brand ${brandId}`)));
     },
   });

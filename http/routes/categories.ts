@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CreateCategory } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type CategoryRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, name, optionalDescription, ownedFields, slug, taxonomyTarget, withTimestamps } from '../catalog-schemas.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, uuid } from '../schemas.ts';
 
 const category = z
@@ -31,18 +31,16 @@ export default async function categoryRoutes(fastify: FastifyInstance): Promise<
     schema: {
       tags,
       summary: 'Create a category; its slug is unique in the tenant (409), its parent must exist (404)',
-      headers: standardHeaders,
+      headers: createHeaders,
       body: createBody,
       response: { 201: category, ...errorResponses },
     },
     handler: async (request, reply) => {
       const { taxonomyId, target } = taxonomyTarget(request.principal);
-      const categoryId = randomUUID();
+      const { id: categoryId, idempotency } = newRecord(request, 'category');
       const { name: n, slug: s, description = null, parentId = null } = request.body;
-      await execute<CreateCategory>(request, target, {
-        type: 'CreateCategory',
-        data: { taxonomyId, categoryId, name: n, slug: s, description, parentId },
-      });
+      const data = { taxonomyId, categoryId, name: n, slug: s, description, parentId };
+      await execute<CreateCategory>(request, target, { type: 'CreateCategory', data }, idempotency);
       return reply.code(201).send(toCategory(created(await findOwned(db, 'categories', request.principal, categoryId), `category ${categoryId}`)));
     },
   });

@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { inventoryIdOf, MAX_UNITS, type AdjustStockLevel, type CreateStockLocation, type InventoryCommand, type SetStockLevel } from '../../commands/oms/inventory.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
+import type { IdempotentRequest } from '../../ledger/message.ts';
 import { topics } from '../../ledger/topics.ts';
 import { findLocation, listLevels, listLocations, type LevelRow, type LocationRow } from '../../projections/oms/oms-queries.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const location = z.object({ id: uuid, name: z.string(), created_at: timestamp }).meta({ id: 'StockLocation' });
@@ -37,8 +38,8 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute } = app.ledger;
   const tags = ['inventory'];
-  const send = <C extends InventoryCommand>(request: FastifyRequest, command: Pick<C, 'type' | 'data'>) =>
-    execute<C>(request, { topic: topics.inventoryCommands, aggregateId: command.data.inventoryId }, command);
+  const send = <C extends InventoryCommand>(request: FastifyRequest, command: Pick<C, 'type' | 'data'>, idempotency?: IdempotentRequest) =>
+    execute<C>(request, { topic: topics.inventoryCommands, aggregateId: command.data.inventoryId }, command, idempotency);
   const inventoryOf = (request: FastifyRequest) => inventoryIdOf(request.principal.tenantId, request.principal.orgId);
   const readLevel = async (request: FastifyRequest, where: z.infer<typeof levelParams>) => {
     const [row] = await listLevels(db, request.principal, where);
@@ -61,13 +62,14 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
     schema: {
       tags,
       summary: 'Create a stock location',
-      headers: standardHeaders,
+      headers: createHeaders,
       body: z.object({ name: text().trim().min(1).max(200) }).strict(),
       response: { 201: location, ...errorResponses },
     },
     handler: async (request, reply) => {
-      const locationId = randomUUID();
-      await send<CreateStockLocation>(request, { type: 'CreateStockLocation', data: { inventoryId: inventoryOf(request), locationId, name: request.body.name } });
+      const { id: locationId, idempotency } = newRecord(request, 'stock-location');
+      const data = { inventoryId: inventoryOf(request), locationId, name: request.body.name };
+      await send<CreateStockLocation>(request, { type: 'CreateStockLocation', data }, idempotency);
       const row = await findLocation(db, request.principal, locationId);
       if (!row) throw new NotFoundError(`stock location ${locationId} not found`);
       return reply.code(201).send(toLocation(row));

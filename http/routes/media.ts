@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -8,6 +7,7 @@ import { topics } from '../../ledger/topics.ts';
 import { findVariant, type Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findMedia, listMedia, type MediaRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, httpUrl, ownedFields, withTimestamps } from '../catalog-schemas.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, text, uuid } from '../schemas.ts';
 
 const mediaRecord = z
@@ -65,18 +65,16 @@ export default async function mediaRoutes(fastify: FastifyInstance): Promise<voi
     schema: {
       tags,
       summary: 'Attach media to a product or one of its variants (404 when either does not exist in the tenant)',
-      headers: standardHeaders,
+      headers: createHeaders,
       body: createBody,
       response: { 201: mediaRecord, ...errorResponses },
     },
     handler: async (request, reply) => {
       const { url, variant_id: variantId = null, alt_text: altText = null, sort_order: sortOrder } = request.body;
       const productId = request.body.product_id ?? (await productOfVariant(request.principal, variantId));
-      const mediaId = randomUUID();
-      await execute<AddMedia>(request, { topic: topics.productCommands, aggregateId: productId }, {
-        type: 'AddMedia',
-        data: { productId, mediaId, variantId, url, altText, sortOrder },
-      });
+      const { id: mediaId, idempotency } = newRecord(request, 'media', productId);
+      const target = { topic: topics.productCommands, aggregateId: productId };
+      await execute<AddMedia>(request, target, { type: 'AddMedia', data: { productId, mediaId, variantId, url, altText, sortOrder } }, idempotency);
       return reply.code(201).send(toMedia(created(await findMedia(db, request.principal, mediaId), `media ${mediaId}`)));
     },
   });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -8,6 +7,7 @@ import { topics } from '../../ledger/topics.ts';
 import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
@@ -120,12 +120,12 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   });
 
   app.post('/products', {
-    schema: { tags, summary: 'Create a product (status ACTIVE)', headers: standardHeaders, body: createBody, response: { 201: product, ...errorResponses } },
+    schema: { tags, summary: 'Create a product (status ACTIVE)', headers: createHeaders, body: createBody, response: { 201: product, ...errorResponses } },
     handler: async (request, reply) => {
-      const productId = randomUUID();
+      const { id: productId, idempotency } = newRecord(request, 'product');
       const { title: t, description: d = null, category: c = null } = request.body;
       const data = { productId, title: t, description: d, category: c, ...(await pimFields(request, request.body)) };
-      await execute<CreateProduct>(request, target(productId), { type: 'CreateProduct', data });
+      await execute<CreateProduct>(request, target(productId), { type: 'CreateProduct', data }, idempotency);
       return reply.code(201).send(await readProduct(request, productId));
     },
   });
@@ -166,19 +166,17 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     schema: {
       tags,
       summary: 'Add a variant to a product',
-      headers: standardHeaders,
+      headers: createHeaders,
       params: productParams,
       body: variantBody,
       response: { 201: variant, ...errorResponses },
     },
     handler: async (request, reply) => {
       const productId = request.params.product_id;
-      const variantId = randomUUID();
+      const { id: variantId, idempotency } = newRecord(request, 'variant', productId);
       const { sku = null, barcode = null, price = null, currency = null } = request.body;
-      await execute<AddVariant>(request, target(productId), {
-        type: 'AddVariant',
-        data: { productId, variantId, sku, barcode, price, currency },
-      });
+      const data = { productId, variantId, sku, barcode, price, currency };
+      await execute<AddVariant>(request, target(productId), { type: 'AddVariant', data }, idempotency);
       const row = await findVariant(db, request.principal, variantId);
       if (!row) throw new NotFoundError(`variant ${variantId} not found`);
       return reply.code(201).send(toVariant(row));

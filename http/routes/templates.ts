@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CreateTemplate } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type TemplateRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, idList, name, optionalDescription, ownedFields, taxonomyTarget, withTimestamps } from '../catalog-schemas.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, uuid } from '../schemas.ts';
 
 const template = z
@@ -44,19 +44,19 @@ export default async function templateRoutes(fastify: FastifyInstance): Promise<
     schema: {
       tags,
       summary: 'Define a product template: a category and the attribute groups and required attributes of its products (404 for unknown references)',
-      headers: standardHeaders,
+      headers: createHeaders,
       body: templateBody,
       response: { 201: template, ...errorResponses },
     },
     handler: async (request, reply) => {
       const { taxonomyId, target } = taxonomyTarget(request.principal);
-      const templateId = randomUUID();
+      const { id: templateId, idempotency } = newRecord(request, 'template');
       const { name: n, description = null, category_id: categoryId = null, attribute_group_ids: attributeGroupIds = [], required_attribute_ids: requiredAttributeIds = [] } =
         request.body;
       await execute<CreateTemplate>(request, target, {
         type: 'CreateTemplate',
         data: { taxonomyId, templateId, name: n, description, categoryId, attributeGroupIds, requiredAttributeIds },
-      });
+      }, idempotency);
       return reply.code(201).send(toTemplate(created(await findOwned(db, 'templates', request.principal, templateId), `template ${templateId}`)));
     },
   });
