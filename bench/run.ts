@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { ensureStack } from '../stack/stack.ts';
@@ -126,4 +129,8 @@ try {
   await service.stop();
 }
 print(rows);
+// A consumer that crashes and restarts under ordinary load is a stall of a second or more in some requests' path.
+const serviceLog = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '.stack', 'logs', 'test-services', `${service.namespace}.log`), 'utf8');
+const restarts = serviceLog.split('\n').filter((line) => /Restarting the consumer|failed; restarting it/.test(line)).length;
+console.log(`consumer restarts in the service log during the run: ${restarts}`);
 process.exit(0);

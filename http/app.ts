@@ -4,6 +4,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { z } from 'zod';
 import type { Config } from '../ledger/config.ts';
 import type { Logger } from '../ledger/logger.ts';
+import { errorField, failureKind, ThrottledLog } from '../ledger/throttled-log.ts';
 import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
 import { useStrictJsonBodies } from './json-body.ts';
 import { authPlugin } from './plugins/auth.ts';
@@ -22,7 +23,8 @@ import templateRoutes from './routes/templates.ts';
 import validationRoutes from './routes/validation.ts';
 
 const sendError = (reply: FastifyReply, error: unknown) => {
-  const { statusCode, body } = getHttpResponseFromError(error);
+  const { statusCode, body, headers } = getHttpResponseFromError(error);
+  if (headers) reply.headers(headers);
   return reply.code(statusCode).send(body);
 };
 
@@ -31,9 +33,15 @@ const refuseUndeclaredQuery = (route: RouteOptions) => {
   if (!route.schema?.querystring) route.schema = { ...route.schema, querystring: z.object({}).strict() };
 };
 
-/** What every route under /api shares: authentication first, and no query parameter it does not declare. */
+/**
+ * What every route under /api shares: authentication first, no query parameter it does not declare, and a read
+ * refused at once while the read models' database is known to be down (writes check their own dependencies).
+ */
 const apiScope = (api: FastifyInstance) => {
   api.addHook('onRequest', api.authenticate);
+  api.addHook('onRequest', async (request) => {
+    if (request.method === 'GET') api.ledger.require('postgres');
+  });
   api.addHook('onRoute', refuseUndeclaredQuery);
 };
 
@@ -59,8 +67,12 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
+  // During an outage every request fails the same way: one line per kind and interval, not a stack trace per request.
+  const unavailableLog = new ThrottledLog(logger);
   app.setErrorHandler((error, request, reply) => {
-    if (getHttpResponseFromError(error).statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    const { statusCode } = getHttpResponseFromError(error);
+    if (statusCode === 503) unavailableLog.write('warn', `unavailable:${failureKind(error)}`, { err: errorField(error) }, 'requests answered 503');
+    else if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }));
@@ -74,7 +86,13 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
     devSecret: config.AUTH_DEV_SECRET,
   });
 
+  // Liveness: the process serves. Readiness: every dependency reachable and every part running (503 names the rest).
   app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/health/ready', { schema: { hide: true } }, async (_request, reply) => {
+    const { ready, failing, checks } = app.ledger.readiness();
+    return reply.code(ready ? 200 : 503).send(ready ? { status: 'ready', checks } : { status: 'not_ready', failing, checks });
+  });
 
   await app.register(
     async (api) => {

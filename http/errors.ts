@@ -4,6 +4,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import kafkajs from 'kafkajs';
 import { CommandTimeoutError } from '../ledger/command-bus.ts';
 import { ConflictError, DomainError, IllegalStateError, NotFoundError, PayloadTooLargeError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
+import { UnavailableError } from '../ledger/dependencies.ts';
 import { ProjectionLagError } from '../ledger/projection-waiter.ts';
 
 // kafkajs re-exports its errors with a spread, which Node's ESM named-export detection cannot see.
@@ -14,12 +15,30 @@ export class ForbiddenError extends Error {}
 
 /** The one error body of the API: `{ "error": { "code", "message", "details" } }`. */
 export type ErrorBody = { error: { code: string; message: string; details: ErrorDetail[] } };
-export type HttpErrorResponse = { statusCode: number; body: ErrorBody };
+export type HttpErrorResponse = { statusCode: number; body: ErrorBody; headers?: Record<string, string> };
 
 const respond = (statusCode: number, code: string, message: string, details: ErrorDetail[] = []): HttpErrorResponse => ({
   statusCode,
   body: { error: { code, message, details } },
 });
+
+/** Seconds a client should wait before retrying a 503: about how long the service takes to notice a dependency is back. */
+export const RETRY_AFTER_SECONDS = 2;
+
+const unavailable = (message: string): HttpErrorResponse => ({
+  ...respond(503, 'unavailable', message),
+  headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+});
+
+/** SQLSTATE classes and driver codes that mean "the database went away", not "the query is wrong". */
+const isDatabaseUnavailable = (error: unknown): boolean => {
+  const e = error as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'KnexTimeoutError') return true;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (/^(08|57P0[1-3]|53300)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) return true;
+  return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message);
+};
 
 const statusOf = (error: DomainError): number => {
   if (error instanceof ValidationError) return 400;
@@ -55,9 +74,11 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
   if (error instanceof UnauthorizedError) return respond(401, 'unauthorized', error.message);
   if (error instanceof ForbiddenError) return respond(403, 'forbidden', error.message);
   if (error instanceof CommandTimeoutError || error instanceof ProjectionLagError) {
-    return respond(503, 'unavailable', 'the ledger did not answer in time; the request may still take effect, retry the read');
+    return unavailable('the ledger did not answer in time; the request may still take effect, retry the read');
   }
-  if (error instanceof KafkaJSError) return respond(503, 'unavailable', 'the ledger is unavailable; retry later');
+  if (error instanceof UnavailableError) return unavailable(`${error.message}; a write in flight may still take effect`);
+  if (error instanceof KafkaJSError) return unavailable('the ledger is unavailable; retry later');
+  if (isDatabaseUnavailable(error)) return unavailable('the read models are unavailable; retry later');
   const status = (error as FastifyError | undefined)?.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
     return respond(status, fastifyCodes[status] ?? 'bad_request', (error as Error).message);

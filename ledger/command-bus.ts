@@ -3,8 +3,10 @@ import { Partitioners, type Consumer, type Kafka, type Producer, type TopicMessa
 import type { CommandReply } from './command-reply.ts';
 import { PayloadTooLargeError } from './errors.ts';
 import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
+import { supervisedConsumer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
+import type { Part, PartSignals } from './supervisor.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export class CommandTimeoutError extends Error {
@@ -15,17 +17,29 @@ export class CommandTimeoutError extends Error {
 
 type Pending = { resolve: (reply: CommandReply) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
-/** The edge's side of the command topics: send a command keyed by its aggregate, await the processor's reply. */
-export class CommandBus {
-  private readonly producer: Producer;
-  private readonly consumer: Consumer;
+/**
+ * The edge's side of the command topics: send a command keyed by its aggregate, await the processor's reply.
+ * As a supervised part it is the reply reader; its producer is replaced whenever a send fails, since an
+ * idempotent producer that lost track of its sequence numbers (a broker restart) never recovers by itself.
+ */
+export class CommandBus implements Part {
+  private producer?: { client: Producer; connected: Promise<void> };
+  private consumer?: Consumer;
+  private positioned = false;
   private readonly pending = new Map<string, Pending>();
   private readonly repliesTopic: string;
+  private readonly groupId: string;
   /** Concurrent requests' commands share one produce request rather than queueing behind each other's. */
   private readonly outbox = new GroupCommit<TopicMessages>(async (topicMessages) => {
-    // One produce request stays under the record limit: a partition's records travel as one record batch.
-    for (const chunk of chunkBySize(topicMessages, ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0), this.maxRecordBytes)) {
-      await this.producer.sendBatch({ acks: -1, topicMessages: chunk });
+    const producer = await this.connectedProducer();
+    try {
+      // One produce request stays under the record limit: a partition's records travel as one record batch.
+      for (const chunk of chunkBySize(topicMessages, ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0), this.maxRecordBytes)) {
+        await producer.sendBatch({ acks: -1, topicMessages: chunk });
+      }
+    } catch (error) {
+      this.discardProducer(producer);
+      throw error;
     }
   });
 
@@ -35,48 +49,60 @@ export class CommandBus {
     private readonly timeoutMs: number,
     private readonly maxRecordBytes: number,
     private readonly log: Logger,
+    private readonly signals: PartSignals,
   ) {
     this.repliesTopic = namespaced(namespace, topics.commandReplies.name);
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
-    // Every edge instance reads every reply; its own group, so it starts at the end.
-    this.consumer = kafka.consumer({ groupId: namespaced(namespace, `commerce-ledger.edge.${randomUUID()}`), maxWaitTimeInMs: 100 });
+    // Every edge instance reads every reply in a group of its own; a restarted reader resumes where it committed.
+    this.groupId = namespaced(namespace, `commerce-ledger.edge.${randomUUID()}`);
   }
 
   async start(): Promise<void> {
-    await this.producer.connect();
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.repliesTopic, fromBeginning: false });
-    await this.consumer.run({
-      autoCommit: false,
+    await this.connectedProducer();
+    const consumer = supervisedConsumer(this.kafka, { groupId: this.groupId, maxWaitTimeInMs: 100 }, this.signals);
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.repliesTopic, fromBeginning: false });
+    await consumer.run({
+      autoCommit: true,
       eachMessage: async ({ message }) => {
         if (!message.value) return;
         const reply = JSON.parse(message.value.toString()) as CommandReply;
         this.settle(reply.commandId)?.resolve(reply);
       },
     });
-    await this.awaitOwnPing();
+    if (!this.positioned) await this.awaitOwnPing();
+    this.positioned = true;
   }
 
   async stop(): Promise<void> {
-    for (const [, waiter] of this.pending) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new Error('command bus stopped'));
-    }
-    this.pending.clear();
-    await this.consumer.disconnect();
-    await this.producer.disconnect();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await consumer?.disconnect().catch(() => undefined);
   }
 
-  async send(topic: TopicSpec, aggregateId: string, command: Command): Promise<CommandReply> {
+  /** The last stop of the service: nobody waits any more, and the producer goes too. */
+  async close(): Promise<void> {
+    this.failAll(new Error('command bus stopped'));
+    await this.stop();
+    const producer = this.producer?.client;
+    this.producer = undefined;
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  /** Every request still waiting for a reply gets `error` now (the broker went away: it would only time out). */
+  failAll(error: Error): void {
+    for (const [commandId, waiter] of this.pending) {
+      this.settle(commandId);
+      waiter.reject(error);
+    }
+  }
+
+  /** Resolves with the processor's reply; rejects when the command could not be written, in time, or the broker went away. */
+  send(topic: TopicSpec, aggregateId: string, command: Command): Promise<CommandReply> {
     const { commandId } = command.metadata;
     const reply = this.awaitReply(commandId, this.timeoutMs);
-    try {
-      await this.post(topic, aggregateId, command);
-    } catch (error) {
-      // No reply will come for a command that was never written.
-      this.settle(commandId);
-      throw error;
-    }
+    // No reply will come for a command that was never written.
+    this.post(topic, aggregateId, command).catch((error: Error) => this.settle(commandId)?.reject(error));
     return reply;
   }
 
@@ -87,6 +113,30 @@ export class CommandBus {
       throw new PayloadTooLargeError(`the request makes a ${command.type} command larger than the ${this.maxRecordBytes}-byte record limit`);
     }
     await this.outbox.submit({ topic: namespaced(this.namespace, topic.name), messages: [message] });
+  }
+
+  private async connectedProducer(): Promise<Producer> {
+    let producer = this.producer;
+    if (!producer) {
+      // Few retries: while the broker is away a request should fail within a second or two, not after fifteen.
+      const client = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 3 },
+      });
+      producer = { client, connected: client.connect() };
+      this.producer = producer;
+      producer.connected.catch(() => this.discardProducer(client));
+    }
+    await producer.connected;
+    return producer.client;
+  }
+
+  private discardProducer(client: Producer): void {
+    if (this.producer?.client !== client) return;
+    this.producer = undefined;
+    client.disconnect().catch(() => undefined);
   }
 
   /** Stops waiting for a command's reply: the waiter, if any, is forgotten and its timer cleared. */
@@ -115,7 +165,8 @@ export class CommandBus {
       const commandId = `ping-${randomUUID()}`;
       const reply = this.awaitReply(commandId, 1_000);
       const ping: CommandReply = { commandId, outcome: 'ping' };
-      await this.producer.send({ topic: this.repliesTopic, messages: [{ key: commandId, value: JSON.stringify(ping) }] });
+      const producer = await this.connectedProducer();
+      await producer.send({ topic: this.repliesTopic, messages: [{ key: commandId, value: JSON.stringify(ping) }] });
       try {
         await reply;
         return;

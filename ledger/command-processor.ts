@@ -6,10 +6,11 @@ import { ConflictError, DomainError, NotFoundError, serializeDomainError, type S
 import type { EventCodec } from './event-codec.ts';
 import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
 import { isReplay, rememberRequest } from './idempotency.ts';
-import { inTransaction, transactionalProducer } from './kafka.ts';
+import { inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
+import type { PartSignals } from './supervisor.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export type AggregateDefinition<C extends Command, E extends Event, S> = {
@@ -56,12 +57,15 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private snapshots = new Map<string, Snapshot<S>>();
   private joins = 0;
   private stale = false;
+  /** Set when a round failed: its transaction's outcome is unknown, so nothing more is decided until a restart. */
+  private broken?: unknown;
   private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
   private readonly committed = new CommittedPositions();
 
   constructor(
     private readonly deps: ProcessorDeps,
     private readonly definition: AggregateDefinition<C, E, S>,
+    private readonly signals: PartSignals,
   ) {
     const ns = deps.namespace;
     this.groupId = namespaced(ns, `commerce-ledger.${definition.name}-processor`);
@@ -74,24 +78,33 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     this.log = deps.logger.child({ component: `${definition.name}-processor` });
   }
 
+  /** Fresh clients each time: the producer first, so the previous incarnation's open transaction is over before anything is read. */
   async start(): Promise<void> {
     const { kafka } = this.deps;
-    this.producer = transactionalProducer(kafka, this.groupId);
-    await this.producer.connect();
+    this.broken = undefined;
+    this.joins = 0;
+    this.stale = false;
+    const producer = transactionalProducer(kafka, this.groupId);
+    this.producer = producer;
+    await producer.connect();
     await this.restore();
-    this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => {
+    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
       // After a rebalance another instance may have written state for partitions we now own.
       if (this.joins++ > 0) this.stale = true;
     });
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.topic.commands, fromBeginning: true });
-    await this.consumer.run(groupCommitRun(this.group, { autoCommit: false }));
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.topic.commands, fromBeginning: true });
+    await consumer.run(groupCommitRun(this.group, { autoCommit: false }));
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
-    await this.producer?.disconnect();
+    const { consumer, producer } = this;
+    this.consumer = undefined;
+    this.producer = undefined;
+    await consumer?.disconnect().catch(() => undefined);
+    await producer?.disconnect().catch(() => undefined);
   }
 
   private async restore(): Promise<void> {
@@ -101,6 +114,17 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   private async commitBatches(batches: Batch[]): Promise<void> {
+    if (this.broken !== undefined) throw this.broken;
+    try {
+      await this.decideAndCommit(batches);
+    } catch (error) {
+      this.broken = error;
+      this.signals.failed(error);
+      throw error;
+    }
+  }
+
+  private async decideAndCommit(batches: Batch[]): Promise<void> {
     if (this.stale) {
       this.stale = false;
       await this.restore();
@@ -167,13 +191,15 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         }
         const eventMessages = decided.flatMap((one) => one.events);
         const stateMessages: Message[] = [...touched].map(([aggregateId, { value, partition }]) => ({ key: aggregateId, value, partition }));
-        const written = await transaction.sendBatch({
-          acks: -1,
-          topicMessages: [
-            ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
-            ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
-          ],
-        });
+        const written = await retryTransient(() =>
+          transaction.sendBatch({
+            acks: -1,
+            topicMessages: [
+              ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
+              ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
+            ],
+          }),
+        );
         // Replies name the offsets of their events, which are known only once those are written.
         const baseOffsets = new Map(written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
         const positionOf = (one: Decided<E, S>): LogPosition[] => {
@@ -182,14 +208,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
           return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
         };
-        await transaction.send({
-          acks: -1,
-          topic: this.topic.replies,
-          messages: decided.map((one) => ({ key: one.decision.command.metadata.commandId, value: JSON.stringify(this.reply(one.decision, positionOf(one))) })),
-        });
-        await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) });
+        const replies = decided.map((one) => ({ key: one.decision.command.metadata.commandId, value: JSON.stringify(this.reply(one.decision, positionOf(one))) }));
+        await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
+        await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) }));
       },
-      (abortError) => this.log.warn({ err: abortError }, 'abort failed'),
     );
   }
 

@@ -2,9 +2,10 @@ import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { EventCodec } from './event-codec.ts';
 import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
-import { inTransaction, transactionalProducer } from './kafka.ts';
+import { inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, RecordedEvent } from './message.ts';
+import type { PartSignals } from './supervisor.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
 /** A command an event leads to, addressed to the single writer of its aggregate. */
@@ -41,10 +42,13 @@ export class EventRouter {
   private consumer?: Consumer;
   private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
   private readonly committed = new CommittedPositions();
+  /** Set when a round failed: its transaction's outcome is unknown, so nothing more is routed until a restart. */
+  private broken?: unknown;
 
   constructor(
     private readonly deps: RouterDeps,
     private readonly definition: EventRoute,
+    private readonly signals: PartSignals,
   ) {
     this.groupId = namespaced(deps.namespace, `commerce-ledger.${definition.name}-router`);
     this.log = deps.logger.child({ component: `${definition.name}-router` });
@@ -52,20 +56,37 @@ export class EventRouter {
 
   async start(): Promise<void> {
     const { kafka, namespace } = this.deps;
-    this.producer = transactionalProducer(kafka, this.groupId);
-    await this.producer.connect();
-    this.consumer = kafka.consumer({ groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
-    await this.consumer.connect();
-    for (const topic of this.definition.topics) await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    await this.consumer.run(groupCommitRun(this.group, { autoCommit: false }));
+    this.broken = undefined;
+    const producer = transactionalProducer(kafka, this.groupId);
+    this.producer = producer;
+    await producer.connect();
+    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
+    this.consumer = consumer;
+    await consumer.connect();
+    for (const topic of this.definition.topics) await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
+    await consumer.run(groupCommitRun(this.group, { autoCommit: false }));
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
-    await this.producer?.disconnect();
+    const { consumer, producer } = this;
+    this.consumer = undefined;
+    this.producer = undefined;
+    await consumer?.disconnect().catch(() => undefined);
+    await producer?.disconnect().catch(() => undefined);
   }
 
   private async commitBatches(batches: Batch[]): Promise<void> {
+    if (this.broken !== undefined) throw this.broken;
+    try {
+      await this.routeAndCommit(batches);
+    } catch (error) {
+      this.broken = error;
+      this.signals.failed(error);
+      throw error;
+    }
+  }
+
+  private async routeAndCommit(batches: Batch[]): Promise<void> {
     const producer = this.producer;
     if (!producer) throw new Error('router not started');
     const routed: Routed[] = [];
@@ -104,11 +125,11 @@ export class EventRouter {
       producer,
       async (transaction) => {
         if (byTopic.size > 0) {
-          await transaction.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+          const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+          await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
         }
-        await transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) });
+        await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) }));
       },
-      (abortError) => this.log.warn({ err: abortError }, 'abort failed'),
     );
   }
 

@@ -1,5 +1,7 @@
-import { Kafka, logLevel, Partitioners, type Admin, type ITopicConfig, type LogEntry, type Producer, type Transaction } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type ConsumerConfig, type ITopicConfig, type LogEntry, type Producer, type Transaction } from 'kafkajs';
 import type { Logger } from './logger.ts';
+import type { PartSignals } from './supervisor.ts';
+import { rootCause, ThrottledLog } from './throttled-log.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
@@ -11,16 +13,21 @@ const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 };
 
 export function createKafka(brokers: string[], clientId: string, logger: Logger): Kafka {
-  const log = logger.child({ component: 'kafkajs' });
+  // kafkajs logs every retry of an outage, with its stack: one line per kind per interval is enough.
+  const log = new ThrottledLog(logger.child({ component: 'kafkajs' }));
   return new Kafka({
     clientId,
     brokers,
     logLevel: logLevel.WARN,
     logCreator:
       () =>
-      ({ level, log: entry }: LogEntry) => {
-        const { message, ...rest } = entry;
-        log[levels[level] ?? 'info'](rest, message);
+      ({ namespace, level, log: entry }: LogEntry) => {
+        const { message, stack: _stack, timestamp: _timestamp, logger: _logger, ...rest } = entry;
+        // Our idempotent producers retry a bounded number of times on purpose: a failure is a 503 or an aborted
+        // transaction, and the producer is replaced. kafkajs warns about that at every creation.
+        if (message.startsWith('Limiting retries for the idempotent producer')) return;
+        const severity = levels[level] ?? 'info';
+        log.write(severity === 'debug' ? 'info' : severity, `${namespace}|${String(rest.groupId ?? '')}|${message}`, { namespace, ...rest }, message);
       },
     retry: { initialRetryTime: 100 },
   });
@@ -31,7 +38,58 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
  * and aborts that one's open transaction.
  */
 export const transactionalProducer = (kafka: Kafka, transactionalId: string): Producer =>
-  kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  kafka.producer({
+    transactionalId,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    // A busy coordinator answers within milliseconds; the default first pause (100 ms) was the orders' tail.
+    retry: { initialRetryTime: 10, maxRetryTime: 1_000, retries: 10 },
+  });
+
+/**
+ * Answers a transactional request gets while the coordinator is still busy (writing the previous commit's markers,
+ * loading, moving): they are transient, so the same step is tried again in place after a short pause.
+ */
+const TRANSIENT_TRANSACTION_ERRORS = new Set(['CONCURRENT_TRANSACTIONS', 'COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR']);
+
+export const isTransientTransactionError = (error: unknown): boolean =>
+  TRANSIENT_TRANSACTION_ERRORS.has(String((rootCause(error) as { type?: string } | undefined)?.type));
+
+/**
+ * Retries one step of a transaction (send offsets, send records) while the broker answers with a transient error,
+ * 5 ms then doubling to 200 ms, for about 3 s in all; kafkajs retries AddPartitionsToTxn but not AddOffsetsToTxn.
+ */
+export async function retryTransient<T>(step: () => Promise<T>, onRetry: (error: unknown) => void = () => undefined): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (!isTransientTransactionError(error) || attempt >= 20) throw error;
+      onRetry(error);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+    }
+  }
+}
+
+/**
+ * A consumer whose supervisor decides about restarts: kafkajs restarts a crashed consumer only after some errors
+ * (never after "Failed to find group coordinator"), and not with a fresh producer beside it.
+ */
+export function supervisedConsumer(kafka: Kafka, config: ConsumerConfig, signals: PartSignals): Consumer {
+  const consumer = kafka.consumer({
+    // A crashed instance's members hold the group until their session expires; 10 s rather than 30 s.
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
+    ...config,
+    retry: { initialRetryTime: 100, retries: 3, restartOnFailure: async () => false },
+  });
+  consumer.on(consumer.events.GROUP_JOIN, () => signals.running());
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    if (!payload.restart) signals.failed(payload.error);
+  });
+  return consumer;
+}
 
 /** Runs `work` in one Kafka transaction: committed when it returns, aborted (and the error rethrown) when anything fails. */
 export async function inTransaction<T>(producer: Producer, work: (transaction: Transaction) => Promise<T>, onAbortFailure: (error: unknown) => void = () => undefined): Promise<T> {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerDeps } from './projection-runner.ts';
+import { Supervisor } from './supervisor.ts';
 import { namespaced } from './topics.ts';
 
 export type RebuildProgress = { applied: bigint; total: bigint };
@@ -38,6 +39,7 @@ export async function rebuildProjection(
   await admin.disconnect();
   const total = [...ends.values()].reduce((sum, end) => sum + end + 1n, 0n);
   const positions = new Map<string, bigint>();
+  const supervisor = new Supervisor(`rebuild-${projection.name}`, deps.logger);
   const runner = new ProjectionRunner(deps, projection, {
     schema,
     notify: false,
@@ -46,8 +48,8 @@ export async function rebuildProjection(
       const applied = [...positions.entries()].reduce((sum, [key, at]) => sum + (at < (ends.get(key) ?? 0n) ? at + 1n : (ends.get(key) ?? 0n) + 1n), 0n);
       options.onProgress?.({ applied, total });
     },
-  });
-  await runner.start();
+  }, supervisor);
+  await supervisor.start(runner);
   const pollMs = options.pollMs ?? 200;
   try {
     // First reach the end of the log as it was when the rebuild began…
@@ -69,6 +71,6 @@ export async function rebuildProjection(
     await db.raw('drop schema if exists ?? cascade', [`${live}__previous`]);
     return { schema: live };
   } finally {
-    await runner.stop();
+    await supervisor.stop();
   }
 }

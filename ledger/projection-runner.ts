@@ -2,9 +2,12 @@ import type { Batch, Consumer, Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import type { EventCodec } from './event-codec.ts';
 import { GroupCommit, groupCommitRun } from './group-commit.ts';
+import { supervisedConsumer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
 import { contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
+import type { PartSignals } from './supervisor.ts';
+import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
 
 export const PROGRESS_CHANNEL = 'ledger_projection_progress';
@@ -18,6 +21,19 @@ export type RunnerOptions = {
   onBatch?: (topic: string, partition: number, offset: string) => void;
 };
 
+/** An event a projection could not apply, with where it sits in the log: the one line an operator needs to find it. */
+export class ProjectionEventError extends Error {
+  constructor(
+    readonly projection: string,
+    readonly event: Pick<RecordedEvent, 'type' | 'position'> & { eventId: string },
+    override readonly cause: unknown,
+  ) {
+    const { topic, partition, offset } = event.position;
+    super(`projection ${projection} cannot apply ${event.type} at ${topic}/${partition}@${offset}: ${errorField(cause).message}`);
+    this.name = 'ProjectionEventError';
+  }
+}
+
 export const projectionLockKey = (projection: Pick<Projection, 'name'>): string => `projection:${projection.name}`;
 
 /**
@@ -26,15 +42,17 @@ export const projectionLockKey = (projection: Pick<Projection, 'name'>): string 
  */
 export class ProjectionRunner {
   private consumer?: Consumer;
+  private readonly lag = new Map<string, number>();
   private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
-  private readonly log: Logger;
+  private readonly log: ThrottledLog;
 
   constructor(
     private readonly deps: RunnerDeps,
     private readonly projection: Projection,
     private readonly options: RunnerOptions,
+    private readonly signals: PartSignals,
   ) {
-    this.log = deps.logger.child({ component: `projection-${projection.name}`, schema: options.schema });
+    this.log = new ThrottledLog(deps.logger.child({ component: `projection-${projection.name}`, schema: options.schema }));
   }
 
   async start(): Promise<void> {
@@ -42,24 +60,35 @@ export class ProjectionRunner {
     const generation = await prepareProjectionSchema(db, this.projection, this.options.schema);
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
     const groupId = namespaced(namespace, `commerce-ledger.projection.${this.projection.name}.${generation}`);
-    this.consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
-    // Batches of only transaction markers never reach eachBatch; move the checkpoint over them too,
-    // so an idle projection's checkpoint equals the end of the log and rebuilds can compare positions.
-    this.consumer.on(this.consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
+    this.consumer = consumer;
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      this.lag.set(`${payload.topic}|${payload.partition}`, Number(payload.offsetLag));
+      // Batches of only transaction markers never reach eachBatch; move the checkpoint over them too,
+      // so an idle projection's checkpoint equals the end of the log and rebuilds can compare positions.
       if (payload.batchSize > 0) return;
       this.advance(payload.topic, payload.partition, payload.lastOffset).catch((error: unknown) =>
-        this.log.warn({ err: error }, 'could not advance the checkpoint over transaction markers'),
+        this.log.write('warn', 'advance', { err: errorField(error) }, 'could not advance the checkpoint over transaction markers'),
       );
     });
-    await this.consumer.connect();
+    await consumer.connect();
     for (const topic of this.projection.topics) {
-      await this.consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
+      await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
     }
-    await this.consumer.run(groupCommitRun(this.group, { autoCommit: true }));
+    await consumer.run(groupCommitRun(this.group, { autoCommit: true }));
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await consumer?.disconnect().catch(() => undefined);
+  }
+
+  /** Events behind the end of the log at the last batch, summed over partitions (what readiness bounds). */
+  lagBehind(): number {
+    let sum = 0;
+    for (const lag of this.lag.values()) sum += Number.isFinite(lag) ? lag : 0;
+    return sum;
   }
 
   private async advance(topic: string, partition: number, offset: string): Promise<void> {
@@ -105,7 +134,11 @@ export class ProjectionRunner {
         const applied = checkpoint ? BigInt(checkpoint.offset) : -1n;
         for (const event of events) {
           if (BigInt(event.position.offset) <= applied || !this.projection.canHandle.includes(event.type)) continue;
-          await this.projection.evolve(event, context);
+          try {
+            await this.projection.evolve(event, context);
+          } catch (error) {
+            throw new ProjectionEventError(this.projection.name, { type: event.type, position: event.position, eventId: event.envelope.eventId }, error);
+          }
         }
         await this.saveCheckpoint(trx, batch.topic, batch.partition, batch.lastOffset());
       }

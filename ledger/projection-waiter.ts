@@ -4,42 +4,111 @@ import type { Logger } from './logger.ts';
 import type { LogPosition } from './message.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { PROGRESS_CHANNEL } from './projection-runner.ts';
+import { backoffDelay } from './supervisor.ts';
+import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
 
 export class ProjectionLagError extends Error {}
 
-type Waiter = { key: string; offset: bigint; resolve: () => void };
-type Watch = { projection: string; recheck: () => void };
+type Waiter = { key: string; offset: bigint; resolve: () => void; reject: (error: Error) => void };
+type Watch = { projection: string; recheck: () => void; reject: (error: Error) => void };
 
 /**
  * Read-your-writes: resolves once every projection that reads a topic has checkpointed past the
- * offsets a command produced. Progress arrives by LISTEN/NOTIFY from the runners' own transactions.
+ * offsets a command produced. Progress arrives by LISTEN/NOTIFY from the runners' own transactions;
+ * when the listening connection is lost it reconnects with backoff and re-reads the checkpoints, so no
+ * progress made meanwhile is missed.
  */
 export class ProjectionWaiter {
   private readonly applied = new Map<string, bigint>();
   private waiters: Waiter[] = [];
   private watches: Watch[] = [];
   private client?: pg.Client;
+  private stopped = false;
+  private attempt = 0;
+  private reconnectTimer?: NodeJS.Timeout;
+  private readonly throttled: ThrottledLog;
 
   constructor(
     private readonly databaseUrl: string,
     private readonly db: Knex,
     private readonly projections: Projection[],
     private readonly namespace: string,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.throttled = new ThrottledLog(log.child({ component: 'projection-waiter' }));
+  }
 
   async start(): Promise<void> {
-    this.client = new pg.Client({ connectionString: this.databaseUrl });
-    this.client.on('notification', ({ payload }) => {
+    this.stopped = false;
+    await this.listen();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Whether progress is being heard (readiness). */
+  listening(): boolean {
+    return this.client !== undefined;
+  }
+
+  /** Every write still waiting for its read model gets `error` now (Postgres went away: it would only time out). */
+  failAll(error: Error): void {
+    const waiters = this.waiters;
+    const watches = this.watches;
+    this.waiters = [];
+    this.watches = [];
+    for (const waiter of waiters) waiter.reject(error);
+    for (const watch of watches) watch.reject(error);
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: 2_000 });
+    client.on('notification', ({ payload }) => {
       if (!payload) return;
       const [projection, topic, partition, offset] = payload.split('|');
       if (projection && topic && partition && offset) this.advance(`${projection}|${topic}|${partition}`, BigInt(offset));
     });
-    this.client.on('error', (error) => this.log.error({ err: error }, 'progress listener failed'));
-    await this.client.connect();
-    await this.client.query(`listen ${PROGRESS_CHANNEL}`);
-    // Listen first, then read what is already applied, so that no progress falls in between.
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`listen ${PROGRESS_CHANNEL}`);
+      this.client = client;
+      // Listen first, then read what is already applied, so that no progress falls in between.
+      await this.catchUp();
+      this.attempt = 0;
+    } catch (error) {
+      if (this.client === client) this.client = undefined;
+      client.end().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private lost(client: pg.Client, error: Error): void {
+    if (this.client !== client || this.stopped) return;
+    this.client = undefined;
+    this.throttled.write('error', 'lost', { err: errorField(error) }, 'progress listener lost its connection; reconnecting');
+    client.end().catch(() => undefined);
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    if (this.stopped) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.listen().catch((error: unknown) => {
+        this.throttled.write('warn', 'reconnect', { err: errorField(error) }, 'progress listener could not reconnect yet');
+        this.reconnect();
+      });
+    }, backoffDelay(this.attempt++, 200, 5_000));
+  }
+
+  private async catchUp(): Promise<void> {
     for (const projection of this.projections) {
       const rows = (await this.db(`${liveSchema(projection)}.checkpoints`).select('topic', 'partition', 'offset')) as {
         topic: string;
@@ -48,10 +117,7 @@ export class ProjectionWaiter {
       }[];
       for (const row of rows) this.advance(`${projection.name}|${row.topic}|${row.partition}`, BigInt(row.offset));
     }
-  }
-
-  async stop(): Promise<void> {
-    await this.client?.end();
+    for (const watch of this.watches) watch.recheck();
   }
 
   async waitFor(positions: LogPosition[], timeoutMs: number): Promise<void> {
@@ -63,8 +129,8 @@ export class ProjectionWaiter {
     const mine: Waiter[] = [];
     const pending = targets.map(({ key, offset }) => {
       if ((this.applied.get(key) ?? -1n) >= offset) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const waiter = { key, offset, resolve };
+      return new Promise<void>((resolve, reject) => {
+        const waiter = { key, offset, resolve, reject };
         mine.push(waiter);
         this.waiters.push(waiter);
       });
@@ -108,7 +174,7 @@ export class ProjectionWaiter {
             reject,
           );
         };
-        watch = { projection, recheck };
+        watch = { projection, recheck, reject };
         this.watches.push(watch);
         timer = setTimeout(() => reject(new ProjectionLagError('the read model has not shown the outcome yet')), timeoutMs);
         recheck();

@@ -6,6 +6,7 @@ import { aggregates } from './aggregates.ts';
 import { CommandBus } from './command-bus.ts';
 import { CommandProcessor } from './command-processor.ts';
 import { kafkaBrokers, type Config } from './config.ts';
+import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
 import { EventRouter } from './event-router.ts';
@@ -14,9 +15,26 @@ import type { Logger } from './logger.ts';
 import { liveSchema } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
+import { Supervisor, type Part } from './supervisor.ts';
 import { allTopics } from './topics.ts';
 
-export type Runtime = { kafka: Kafka; codec: EventCodec; db: Knex; bus: CommandBus; waiter: ProjectionWaiter; stop: () => Promise<void> };
+export type Readiness = { ready: boolean; failing: string[]; checks: Record<string, { ok: boolean } & Record<string, unknown>> };
+
+export type Runtime = {
+  kafka: Kafka;
+  codec: EventCodec;
+  db: Knex;
+  bus: CommandBus;
+  waiter: ProjectionWaiter;
+  dependencies: DependencyMonitor;
+  readiness: () => Readiness;
+  stop: () => Promise<void>;
+};
+
+/** Readiness holds a projection back when it is this many events behind the end of its topics. */
+const READY_LAG_LIMIT = 10_000;
+/** A part that failed this recently is not ready yet, even if it runs again: it may be failing in a loop. */
+const RECENT_FAILURE_MS = 10_000;
 
 /** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
 export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
@@ -34,33 +52,87 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
 
   await ensureDatabase(config.DATABASE_URL);
   const db = createKnex(config.DATABASE_URL);
-  const stops: (() => Promise<void>)[] = [];
+  const dependencies = dependencyMonitor({ brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL }, logger);
+  const stops: (() => Promise<void>)[] = [() => dependencies.stop()];
+  const supervisors: Supervisor[] = [];
+  const runners: { name: string; runner: ProjectionRunner }[] = [];
   try {
-    // Parts of one kind are independent consumer groups: start them side by side.
-    const startAll = (parts: { start: () => Promise<void>; stop: () => Promise<void> }[]) =>
+    await dependencies.start();
+    // Each part restarts by itself when it fails; parts of one kind are independent consumer groups, started side by side.
+    const startAll = (parts: { name: string; create: (signals: Supervisor) => Part }[]) =>
       Promise.all(
-        parts.map(async (part) => {
-          await part.start();
-          stops.push(() => part.stop());
+        parts.map(async ({ name, create }) => {
+          const supervisor = new Supervisor(name, logger);
+          await supervisor.start(create(supervisor));
+          supervisors.push(supervisor);
+          stops.push(() => supervisor.stop());
         }),
       );
     const maxRecordBytes = config.RECORD_LIMIT_BYTES;
-    await startAll(aggregates.map((definition) => new CommandProcessor({ kafka, codec, namespace, logger, maxRecordBytes }, definition)));
-    await startAll(eventRoutes.map((route) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route)));
     await startAll(
-      projections.map((projection) => new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true })),
+      aggregates.map((definition) => ({
+        name: `${definition.name}-processor`,
+        create: (signals) => new CommandProcessor({ kafka, codec, namespace, logger, maxRecordBytes }, definition, signals),
+      })),
+    );
+    await startAll(
+      eventRoutes.map((route) => ({ name: `${route.name}-router`, create: (signals) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route, signals) })),
+    );
+    await startAll(
+      projections.map((projection) => ({
+        name: `projection-${projection.name}`,
+        create: (signals) => {
+          const runner = new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true }, signals);
+          runners.push({ name: projection.name, runner });
+          return runner;
+        },
+      })),
     );
     const waiter = new ProjectionWaiter(config.DATABASE_URL, db, projections, namespace, logger);
     await waiter.start();
     stops.push(() => waiter.stop());
-    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger);
-    await bus.start();
-    stops.push(() => bus.stop());
+    const edge = new Supervisor('edge-replies', logger);
+    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger, edge);
+    await edge.start(bus);
+    supervisors.push(edge);
+    stops.push(async () => {
+      await edge.stop();
+      await bus.close();
+    });
+    // A request waiting on a dependency that just went away would only time out: answer it now.
+    dependencies.onChange((name, up) => {
+      if (up) return;
+      if (name === 'kafka') bus.failAll(new UnavailableError('kafka'));
+      if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
+    });
+
+    const readiness = (): Readiness => {
+      const checks: Readiness['checks'] = { ...dependencies.checks() };
+      for (const supervisor of supervisors) {
+        const { name, state, restarts, lastFailureAt, lastError } = supervisor.status();
+        checks[name] = {
+          ok: state === 'running' && Date.now() - lastFailureAt > RECENT_FAILURE_MS,
+          state,
+          restarts,
+          ...(lastFailureAt > 0 ? { lastFailureAt: new Date(lastFailureAt).toISOString(), lastError } : {}),
+        };
+      }
+      checks['progress-listener'] = { ok: waiter.listening() };
+      for (const { name, runner } of runners) {
+        const lag = runner.lagBehind();
+        checks[`projection-${name}-lag`] = { ok: lag <= READY_LAG_LIMIT, events: lag, limit: READY_LAG_LIMIT };
+      }
+      const failing = Object.entries(checks)
+        .filter(([, check]) => !check.ok)
+        .map(([name]) => name);
+      return { ready: failing.length === 0, failing, checks };
+    };
+
     const stop = async () => {
       for (const stopOne of stops.reverse()) await stopOne().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
       await db.destroy();
     };
-    return { kafka, codec, db, bus, waiter, stop };
+    return { kafka, codec, db, bus, waiter, dependencies, readiness, stop };
   } catch (error) {
     for (const stopOne of stops.reverse()) await stopOne().catch(() => undefined);
     await db.destroy();

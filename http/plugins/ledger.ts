@@ -7,7 +7,8 @@ import type { Config } from '../../ledger/config.ts';
 import { deserializeDomainError } from '../../ledger/errors.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Command, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
-import { startRuntime } from '../../ledger/runtime.ts';
+import type { DependencyName } from '../../ledger/dependencies.ts';
+import { startRuntime, type Readiness } from '../../ledger/runtime.ts';
 import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 
 /** `idempotency`: the request may be a client's retry (Idempotency-Key); see http/idempotency-key.ts. */
@@ -25,7 +26,15 @@ export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undef
 
 declare module 'fastify' {
   interface FastifyInstance {
-    ledger: { db: Knex; execute: Execute; dispatch: Dispatch; awaitOutcome: AwaitOutcome };
+    ledger: {
+      db: Knex;
+      execute: Execute;
+      dispatch: Dispatch;
+      awaitOutcome: AwaitOutcome;
+      /** Refuses at once (503) when a dependency the request needs is known to be down. */
+      require: (...dependencies: DependencyName[]) => void;
+      readiness: () => Readiness;
+    };
   }
 }
 
@@ -57,6 +66,7 @@ export const ledgerPlugin = fp(
       }
     };
     const execute: Execute = async (request, { topic, aggregateId }, { type, data }, idempotency) => {
+      runtime.dependencies.require('kafka', 'postgres');
       const metadata = { ...metadataOf(request), ...(idempotency ? { idempotency } : {}) };
       const reply = await runtime.bus.send(topic, aggregateId, { type, data, metadata });
       if (reply.outcome === 'rejected') throw deserializeDomainError(reply.error);
@@ -66,10 +76,13 @@ export const ledgerPlugin = fp(
       const replayed = idempotency && reply.positions.length === 0;
       await runtime.waiter.waitFor(replayed ? await logEnd(topic) : reply.positions, config.COMMAND_TIMEOUT_MS);
     };
-    const dispatch: Dispatch = (request, { topic, aggregateId }, { type, data }) =>
-      runtime.bus.post(topic, aggregateId, { type, data, metadata: metadataOf(request) });
+    const dispatch: Dispatch = async (request, { topic, aggregateId }, { type, data }) => {
+      runtime.dependencies.require('kafka');
+      await runtime.bus.post(topic, aggregateId, { type, data, metadata: metadataOf(request) });
+    };
     const awaitOutcome: AwaitOutcome = (projection, read) => runtime.waiter.waitUntil(projection, read, config.COMMAND_TIMEOUT_MS);
-    app.decorate('ledger', { db: runtime.db, execute, dispatch, awaitOutcome });
+    const require = (...dependencies: DependencyName[]) => runtime.dependencies.require(...dependencies);
+    app.decorate('ledger', { db: runtime.db, execute, dispatch, awaitOutcome, require, readiness: runtime.readiness });
   },
   { name: 'ledger' },
 );

@@ -1,0 +1,138 @@
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import pg from 'pg';
+import type { Logger } from './logger.ts';
+import { errorField } from './throttled-log.ts';
+
+export type DependencyName = 'kafka' | 'registry' | 'postgres';
+export type DependencyCheck = { ok: boolean; since: string; error?: string };
+
+/** A request that needs a dependency known to be down: refused at once (503 with Retry-After) instead of waiting it out. */
+export class UnavailableError extends Error {
+  constructor(readonly dependency: DependencyName | 'ledger') {
+    super(dependency === 'ledger' ? 'the ledger is unavailable; retry later' : `${dependency} is unavailable; retry later`);
+    this.name = 'UnavailableError';
+  }
+}
+
+type Probe = () => Promise<void>;
+type State = { up: boolean; since: number; error?: string };
+
+const PROBE_TIMEOUT_MS = 1_500;
+
+const withTimeout = (work: Promise<void>, ms: number): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+
+/**
+ * Watches Kafka, the schema registry and Postgres once a second. It is the circuit of the edge (a request that
+ * needs a dependency that is down is refused at once) and the readiness of the service; a change is logged once.
+ */
+export class DependencyMonitor {
+  private readonly states = new Map<DependencyName, State>();
+  private readonly listeners: ((name: DependencyName, up: boolean) => void)[] = [];
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly probes: Record<DependencyName, Probe>,
+    private readonly log: Logger,
+    private readonly intervalMs = 1_000,
+    private readonly closers: (() => Promise<void>)[] = [],
+  ) {}
+
+  async start(): Promise<void> {
+    await this.probeAll();
+    const loop = () => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => void this.probeAll().finally(loop), this.intervalMs);
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.all(this.closers.map((close) => close().catch(() => undefined)));
+  }
+
+  onChange(listener: (name: DependencyName, up: boolean) => void): void {
+    this.listeners.push(listener);
+  }
+
+  isUp(name: DependencyName): boolean {
+    return this.states.get(name)?.up ?? true;
+  }
+
+  /** Throws the 503 error when any of `names` is known to be down. */
+  require(...names: DependencyName[]): void {
+    for (const name of names) if (!this.isUp(name)) throw new UnavailableError(name);
+  }
+
+  checks(): Record<DependencyName, DependencyCheck> {
+    const out = {} as Record<DependencyName, DependencyCheck>;
+    for (const name of Object.keys(this.probes) as DependencyName[]) {
+      const state = this.states.get(name);
+      out[name] = { ok: state?.up ?? false, since: new Date(state?.since ?? Date.now()).toISOString(), ...(state?.error ? { error: state.error } : {}) };
+    }
+    return out;
+  }
+
+  private async probeAll(): Promise<void> {
+    await Promise.all(
+      (Object.entries(this.probes) as [DependencyName, Probe][]).map(async ([name, probe]) => {
+        try {
+          await withTimeout(probe(), PROBE_TIMEOUT_MS);
+          this.record(name, true);
+        } catch (error) {
+          this.record(name, false, errorField(error).message);
+        }
+      }),
+    );
+  }
+
+  private record(name: DependencyName, up: boolean, error?: string): void {
+    const before = this.states.get(name);
+    if (before && before.up === up) return;
+    this.states.set(name, { up, since: Date.now(), error });
+    if (!before && up) return;
+    if (up) this.log.warn({ dependency: name }, `${name} is reachable again`);
+    else this.log.error({ dependency: name, error }, `${name} is unreachable`);
+    for (const listener of this.listeners) listener(name, up);
+  }
+}
+
+/** The three probes, each on a client of its own with short timeouts and no retries, so a probe answers within a second. */
+export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string; databaseUrl: string }, log: Logger): DependencyMonitor {
+  const kafka = new Kafka({ clientId: 'commerce-ledger-probe', brokers: urls.brokers, logLevel: logLevel.NOTHING, connectionTimeout: 1_000, requestTimeout: PROBE_TIMEOUT_MS, retry: { retries: 0 } });
+  let admin: Admin | undefined;
+  const kafkaProbe = async () => {
+    admin ??= kafka.admin();
+    try {
+      await admin.connect();
+      const { brokers } = await admin.describeCluster();
+      if (brokers.length === 0) throw new Error('no broker in the cluster');
+    } catch (error) {
+      // A fresh client next time: kafkajs may keep a half-open connection to a broker that went away.
+      const stale = admin;
+      admin = undefined;
+      await stale.disconnect().catch(() => undefined);
+      throw error;
+    }
+  };
+  const registryProbe = async () => {
+    const response = await fetch(`${urls.registryUrl.replace(/\/$/, '')}/config`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`registry answered ${response.status}`);
+  };
+  const pool = new pg.Pool({ connectionString: urls.databaseUrl, max: 1, connectionTimeoutMillis: 1_000, idleTimeoutMillis: 5_000, query_timeout: PROBE_TIMEOUT_MS });
+  pool.on('error', () => undefined);
+  const postgresProbe = async () => {
+    await pool.query('select 1');
+  };
+  return new DependencyMonitor({ kafka: kafkaProbe, registry: registryProbe, postgres: postgresProbe }, log, 1_000, [
+    async () => admin?.disconnect(),
+    () => pool.end(),
+  ]);
+}
