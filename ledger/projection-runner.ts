@@ -26,10 +26,11 @@ export class ProjectionEventError extends Error {
   constructor(
     readonly projection: string,
     readonly event: Pick<RecordedEvent, 'type' | 'position'> & { eventId: string },
-    override readonly cause: unknown,
+    // Not `cause`: the log keeps this error's message, with the coordinates, rather than digging past it.
+    readonly failure: unknown,
   ) {
     const { topic, partition, offset } = event.position;
-    super(`projection ${projection} cannot apply ${event.type} at ${topic}/${partition}@${offset}: ${errorField(cause).message}`);
+    super(`projection ${projection} cannot apply ${event.type} at ${topic}/${partition}@${offset}: ${errorField(failure).message}`);
     this.name = 'ProjectionEventError';
   }
 }
