@@ -25,7 +25,7 @@ export type RecordKind = 'product' | 'variant' | 'media' | 'category' | 'brand' 
 const RECORD_ID_NAMESPACE = '7c5cce73-60b8-4cb0-99f9-64ea44e587bf';
 
 /** Keys sorted at every level, so the hash of a request does not depend on the order of its JSON fields. */
-const canonical = (value: unknown): unknown => {
+export const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
     const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -9,18 +9,10 @@ import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { findDecidedOrder, findOrder, listOrders, type OrderRow, type Scope } from '../../projections/oms/oms-queries.ts';
 import { createOrderBody, listQuery, order, orderPage, requestableStatus, type CreateOrderBody, type OrderBody } from '../order-schemas.ts';
 import { errorResponses, standardHeaders, uuid } from '../schemas.ts';
+import { canonical } from '../idempotency-key.ts';
 
 const orderParams = z.object({ orderID: uuid });
 
-/** Keys sorted at every level, so the hash of a request does not depend on the order of its JSON fields. */
-const canonical = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return Object.fromEntries(entries.map(([key, inner]) => [key, canonical(inner)]));
-  }
-  return value;
-};
 const requestHash = (body: CreateOrderBody): string => createHash('sha256').update(JSON.stringify(canonical(body))).digest('hex');
 
 const placeOrder = (orderId: string, body: CreateOrderBody): PlaceOrder['data'] => ({
