@@ -119,7 +119,9 @@ beforeAll(async () => {
   }
   console.log(
     `outage: stop took ${timeline.stopped - timeline.stopping} ms, start took ${timeline.back - timeline.starting} ms; ` +
-      `writes: before ${tally(writes.filter(timeline.before))}; during ${tally(writes.filter(timeline.during))}; after ${tally(writes.filter(timeline.after))}`,
+      `writes: before ${tally(writes.filter(timeline.before))}; during ${tally(writes.filter(timeline.during))}; after ${tally(writes.filter(timeline.after))}; ` +
+      `healed after the broker's return: products ${healedAt('product') - timeline.back} ms, orders ${healedAt('order') - timeline.back} ms, ` +
+      `ready ${(readyAgain()?.answeredAt ?? Infinity) - timeline.back} ms`,
   );
 });
 

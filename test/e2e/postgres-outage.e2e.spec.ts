@@ -91,7 +91,8 @@ beforeAll(async () => {
   }
   console.log(
     `outage: stop took ${timeline.stopped - timeline.stopping} ms, start took ${timeline.back - timeline.starting} ms; ` +
-      `before ${tally(sent.filter(timeline.before))}; during ${tally(sent.filter(timeline.during))}; after ${tally(sent.filter(timeline.after))}`,
+      `before ${tally(sent.filter(timeline.before))}; during ${tally(sent.filter(timeline.during))}; after ${tally(sent.filter(timeline.after))}; ` +
+      `healed after Postgres's return: writes ${healedAt() - timeline.back} ms, ready ${(readyAgain()?.answeredAt ?? Infinity) - timeline.back} ms`,
   );
 });
 
