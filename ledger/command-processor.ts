@@ -6,11 +6,11 @@ import { ConflictError, DomainError, NotFoundError, serializeDomainError, type S
 import type { EventCodec } from './event-codec.ts';
 import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
 import { isReplay, rememberRequest } from './idempotency.ts';
-import { inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
-import type { PartSignals } from './supervisor.ts';
+import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export type AggregateDefinition<C extends Command, E extends Event, S> = {
@@ -57,9 +57,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private snapshots = new Map<string, Snapshot<S>>();
   private joins = 0;
   private stale = false;
-  /** Set when a round failed: its transaction's outcome is unknown, so nothing more is decided until a restart. */
-  private broken?: unknown;
-  private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
+  private readonly group = new GroupCommit<Batch>((batches) => this.rounds.run(() => this.decideAndCommit(batches)));
+  private readonly rounds: StopOnFailure;
   private readonly committed = new CommittedPositions();
 
   constructor(
@@ -67,6 +66,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     private readonly definition: AggregateDefinition<C, E, S>,
     private readonly signals: PartSignals,
   ) {
+    this.rounds = new StopOnFailure(signals);
     const ns = deps.namespace;
     this.groupId = namespaced(ns, `commerce-ledger.${definition.name}-processor`);
     this.topic = {
@@ -81,7 +81,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   /** Fresh clients each time: the producer first, so the previous incarnation's open transaction is over before anything is read. */
   async start(): Promise<void> {
     const { kafka } = this.deps;
-    this.broken = undefined;
+    this.rounds.reset();
     this.joins = 0;
     this.stale = false;
     const producer = transactionalProducer(kafka, this.groupId);
@@ -103,25 +103,13 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     const { consumer, producer } = this;
     this.consumer = undefined;
     this.producer = undefined;
-    await consumer?.disconnect().catch(() => undefined);
-    await producer?.disconnect().catch(() => undefined);
+    await disconnectQuietly(consumer, producer);
   }
 
   private async restore(): Promise<void> {
     if (!this.producer) throw new Error('processor not started');
     this.snapshots = await restoreSnapshots<S>(this.deps.kafka, this.producer, this.topic.state, `${this.groupId}.restore`);
     this.log.info({ aggregates: this.snapshots.size }, 'state restored from changelog');
-  }
-
-  private async commitBatches(batches: Batch[]): Promise<void> {
-    if (this.broken !== undefined) throw this.broken;
-    try {
-      await this.decideAndCommit(batches);
-    } catch (error) {
-      this.broken = error;
-      this.signals.failed(error);
-      throw error;
-    }
   }
 
   private async decideAndCommit(batches: Batch[]): Promise<void> {

@@ -2,10 +2,10 @@ import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
 import type { EventCodec } from './event-codec.ts';
 import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
-import { inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, RecordedEvent } from './message.ts';
-import type { PartSignals } from './supervisor.ts';
+import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
 /** A command an event leads to, addressed to the single writer of its aggregate. */
@@ -40,23 +40,23 @@ export class EventRouter {
   private readonly log: Logger;
   private producer?: Producer;
   private consumer?: Consumer;
-  private readonly group = new GroupCommit<Batch>((batches) => this.commitBatches(batches));
+  private readonly group = new GroupCommit<Batch>((batches) => this.rounds.run(() => this.routeAndCommit(batches)));
+  private readonly rounds: StopOnFailure;
   private readonly committed = new CommittedPositions();
-  /** Set when a round failed: its transaction's outcome is unknown, so nothing more is routed until a restart. */
-  private broken?: unknown;
 
   constructor(
     private readonly deps: RouterDeps,
     private readonly definition: EventRoute,
     private readonly signals: PartSignals,
   ) {
+    this.rounds = new StopOnFailure(signals);
     this.groupId = namespaced(deps.namespace, `commerce-ledger.${definition.name}-router`);
     this.log = deps.logger.child({ component: `${definition.name}-router` });
   }
 
   async start(): Promise<void> {
     const { kafka, namespace } = this.deps;
-    this.broken = undefined;
+    this.rounds.reset();
     const producer = transactionalProducer(kafka, this.groupId);
     this.producer = producer;
     await producer.connect();
@@ -71,19 +71,7 @@ export class EventRouter {
     const { consumer, producer } = this;
     this.consumer = undefined;
     this.producer = undefined;
-    await consumer?.disconnect().catch(() => undefined);
-    await producer?.disconnect().catch(() => undefined);
-  }
-
-  private async commitBatches(batches: Batch[]): Promise<void> {
-    if (this.broken !== undefined) throw this.broken;
-    try {
-      await this.routeAndCommit(batches);
-    } catch (error) {
-      this.broken = error;
-      this.signals.failed(error);
-      throw error;
-    }
+    await disconnectQuietly(consumer, producer);
   }
 
   private async routeAndCommit(batches: Batch[]): Promise<void> {

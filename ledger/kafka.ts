@@ -91,6 +91,11 @@ export function supervisedConsumer(kafka: Kafka, config: ConsumerConfig, signals
   return consumer;
 }
 
+/** Stops clients in order, each as far as it can: a client of a broker that went away may fail to say goodbye. */
+export async function disconnectQuietly(...clients: ({ disconnect: () => Promise<void> } | undefined)[]): Promise<void> {
+  for (const client of clients) await client?.disconnect().catch(() => undefined);
+}
+
 /** Runs `work` in one Kafka transaction: committed when it returns, aborted (and the error rethrown) when anything fails. */
 export async function inTransaction<T>(producer: Producer, work: (transaction: Transaction) => Promise<T>, onAbortFailure: (error: unknown) => void = () => undefined): Promise<T> {
   const transaction = await producer.transaction();
