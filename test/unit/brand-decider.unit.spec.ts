@@ -1,18 +1,19 @@
-import { describe, expect, it } from 'vitest';
-import { decide, evolve, initialState, type BrandCommand, type BrandEvent } from '../../commands/catalog/brand.ts';
+import { describe, it } from 'vitest';
+import { brandDecider, type BrandCommand } from '../../commands/catalog/brand.ts';
 import { ConflictError } from '../../ledger/errors.ts';
-import { metadata } from '../support/command-metadata.ts';
+import { DeciderSpecification, type WithoutMetadata } from '../support/decider-specification.ts';
+
+const given = DeciderSpecification.for(brandDecider);
 
 const data = { brandId: 'b1', name: 'Acme', description: null, logoUrl: 'https://cdn.example.com/acme.png' };
-const create: BrandCommand = { type: 'CreateBrand', data, metadata };
+const create: WithoutMetadata<BrandCommand> = { type: 'CreateBrand', data };
 
 describe('brand decider', () => {
   it('creates a brand', () => {
-    expect(decide(create, initialState())).toEqual([{ type: 'BrandCreated', data }]);
+    given().when(create).then([{ type: 'BrandCreated', data }]);
   });
 
   it('refuses to create the same brand twice', () => {
-    const events: BrandEvent[] = [{ type: 'BrandCreated', data }];
-    expect(() => decide(create, events.reduce(evolve, initialState()))).toThrow(ConflictError);
+    given([{ type: 'BrandCreated', data }]).when(create).thenThrows(ConflictError);
   });
 });

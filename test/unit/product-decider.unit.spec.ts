@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decide, evolve, initialState, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
+import { evolve, initialState, productDecider, type ProductEvent } from '../../commands/catalog/product.ts';
 import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
-import { metadata } from '../support/command-metadata.ts';
+import { DeciderSpecification } from '../support/decider-specification.ts';
+
+const given = DeciderSpecification.for(productDecider);
 
 const productId = '11111111-1111-4111-8111-111111111111';
-
-const given = (...events: ProductEvent[]) => ({
-  when: (command: Omit<ProductCommand, 'metadata'>) => () => decide({ ...command, metadata } as ProductCommand, events.reduce(evolve, initialState())),
-});
 
 const created: ProductEvent = {
   type: 'ProductCreated',
@@ -16,44 +14,44 @@ const created: ProductEvent = {
 
 describe('product decider', () => {
   it('creates an ACTIVE product', () => {
-    const events = given().when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: 'kitchen' } })();
-    expect(events).toEqual([created]);
+    given().when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: 'kitchen' } }).then([created]);
   });
 
   it('refuses to create the same product twice', () => {
-    expect(given(created).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } })).toThrow(ConflictError);
+    given([created]).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } }).thenThrows(ConflictError);
   });
 
   it('records only the fields that change, with their previous values', () => {
-    const events = given(created).when({ type: 'UpdateProduct', data: { productId, title: 'Big mug', category: 'kitchen', description: 'Holds 500 ml' } })();
-    expect(events).toEqual([
-      {
-        type: 'ProductUpdated',
-        data: {
-          productId,
-          changes: [
-            { field: 'title', previous: 'Mug', current: 'Big mug' },
-            { field: 'description', previous: null, current: 'Holds 500 ml' },
-          ],
+    given([created])
+      .when({ type: 'UpdateProduct', data: { productId, title: 'Big mug', category: 'kitchen', description: 'Holds 500 ml' } })
+      .then([
+        {
+          type: 'ProductUpdated',
+          data: {
+            productId,
+            changes: [
+              { field: 'title', previous: 'Mug', current: 'Big mug' },
+              { field: 'description', previous: null, current: 'Holds 500 ml' },
+            ],
+          },
         },
-      },
-    ]);
+      ]);
   });
 
   it('records nothing for an update that changes nothing', () => {
-    expect(given(created).when({ type: 'UpdateProduct', data: { productId, title: 'Mug' } })()).toEqual([]);
+    given([created]).when({ type: 'UpdateProduct', data: { productId, title: 'Mug' } }).thenNothingHappened();
   });
 
   it('clears an optional field with null', () => {
-    const [event] = given(created).when({ type: 'UpdateProduct', data: { productId, category: null } })();
+    const [event] = given([created]).when({ type: 'UpdateProduct', data: { productId, category: null } }).events();
     expect(event).toEqual({ type: 'ProductUpdated', data: { productId, changes: [{ field: 'category', previous: 'kitchen', current: null }] } });
   });
 
   it('refuses to update, delete or add a variant to a product that does not exist', () => {
-    expect(given().when({ type: 'UpdateProduct', data: { productId, title: 'x' } })).toThrow(NotFoundError);
-    expect(given().when({ type: 'DeleteProduct', data: { productId } })).toThrow(NotFoundError);
+    given().when({ type: 'UpdateProduct', data: { productId, title: 'x' } }).thenThrows(NotFoundError);
+    given().when({ type: 'DeleteProduct', data: { productId } }).thenThrows(NotFoundError);
     const variant = { productId, variantId: 'v1', sku: null, barcode: null, price: '1.00', currency: 'USD' };
-    expect(given().when({ type: 'AddVariant', data: variant })).toThrow(NotFoundError);
+    given().when({ type: 'AddVariant', data: variant }).thenThrows(NotFoundError);
   });
 
   it('deletes a product together with its variants, once', () => {
@@ -61,47 +59,43 @@ describe('product decider', () => {
       type: 'VariantAdded',
       data: { productId, variantId: 'v1', sku: 'MUG-1', barcode: null, price: '19.99', currency: 'USD' },
     };
-    expect(given(created, variantAdded).when({ type: 'DeleteProduct', data: { productId } })()).toEqual([
-      { type: 'ProductDeleted', data: { productId, variantIds: ['v1'] } },
-    ]);
     const deleted: ProductEvent = { type: 'ProductDeleted', data: { productId, variantIds: ['v1'] } };
-    expect(given(created, variantAdded, deleted).when({ type: 'DeleteProduct', data: { productId } })).toThrow(NotFoundError);
-    expect(given(created, deleted).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } })).toThrow(
-      ConflictError,
-    );
+    given([created, variantAdded]).when({ type: 'DeleteProduct', data: { productId } }).then([deleted]);
+    given([created, variantAdded, deleted]).when({ type: 'DeleteProduct', data: { productId } }).thenThrows(NotFoundError);
+    given([created, deleted]).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } }).thenThrows(ConflictError);
   });
 
   it('adds a variant with its exact price and refuses a duplicate variant id', () => {
     const data = { productId, variantId: 'v1', sku: 'MUG-1', barcode: '4006381333931', price: '19.99', currency: 'EUR' };
-    const events = given(created).when({ type: 'AddVariant', data })();
+    const events = given([created]).when({ type: 'AddVariant', data }).events();
     expect(events).toEqual([{ type: 'VariantAdded', data }]);
-    expect(given(created, ...events).when({ type: 'AddVariant', data })).toThrow(ConflictError);
+    given([created, ...events]).when({ type: 'AddVariant', data }).thenThrows(ConflictError);
   });
 
   it('carries sku, brand and template, and records their changes', () => {
     const data = { productId, title: 'Mug', description: null, category: null, sku: 'MUG', brand: 'Acme', templateId: 't1' };
-    const [withExtras] = given().when({ type: 'CreateProduct', data })();
+    const [withExtras] = given().when({ type: 'CreateProduct', data }).events();
     expect(withExtras).toEqual({ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } });
-    expect(given(withExtras as ProductEvent).when({ type: 'UpdateProduct', data: { productId, brand: null, sku: 'MUG' } })()).toEqual([
-      { type: 'ProductUpdated', data: { productId, changes: [{ field: 'brand', previous: 'Acme', current: null }] } },
-    ]);
+    given([withExtras as ProductEvent])
+      .when({ type: 'UpdateProduct', data: { productId, brand: null, sku: 'MUG' } })
+      .then([{ type: 'ProductUpdated', data: { productId, changes: [{ field: 'brand', previous: 'Acme', current: null }] } }]);
   });
 
   it('attaches media to the product or one of its own variants', () => {
     const variantAdded: ProductEvent = { type: 'VariantAdded', data: { productId, variantId: 'v1', sku: null, barcode: null, price: null, currency: null } };
     const media = { productId, mediaId: 'm1', variantId: 'v1', url: 'https://cdn.example.com/a.png', altText: null, sortOrder: 0 };
-    const events = given(created, variantAdded).when({ type: 'AddMedia', data: media })();
+    const events = given([created, variantAdded]).when({ type: 'AddMedia', data: media }).events();
     expect(events).toEqual([{ type: 'MediaAdded', data: media }]);
-    expect(given(created, variantAdded, ...events).when({ type: 'AddMedia', data: media })).toThrow(ConflictError);
-    expect(given(created).when({ type: 'AddMedia', data: media })).toThrow(NotFoundError);
-    expect(given().when({ type: 'AddMedia', data: { ...media, variantId: null } })).toThrow(NotFoundError);
+    given([created, variantAdded, ...events]).when({ type: 'AddMedia', data: media }).thenThrows(ConflictError);
+    given([created]).when({ type: 'AddMedia', data: media }).thenThrows(NotFoundError);
+    given().when({ type: 'AddMedia', data: { ...media, variantId: null } }).thenThrows(NotFoundError);
   });
 
   it('carries attribute values, sets and removes them by attribute id, and records only real changes', () => {
     const data = { productId, title: 'Mug', description: null, category: null, attributes: { a1: '12.5', a2: 'red' } };
-    const [withValues] = given().when({ type: 'CreateProduct', data })();
+    const [withValues] = given().when({ type: 'CreateProduct', data }).events();
     expect(withValues).toEqual({ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } });
-    const events = given(withValues as ProductEvent).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a2: null, a3: 'stoneware' } } })();
+    const events = given([withValues as ProductEvent]).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a2: null, a3: 'stoneware' } } }).events();
     expect(events).toEqual([
       {
         type: 'ProductUpdated',
@@ -119,7 +113,7 @@ describe('product decider', () => {
     expect(state).toMatchObject({ status: 'Existing', attributes: { a1: '12.5', a3: 'stoneware' } });
     expect(state.status === 'Existing' && Object.keys(state.attributes).sort()).toEqual(['a1', 'a3']);
     // Setting the same values, or removing one never set, changes nothing.
-    expect(given(withValues as ProductEvent).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a9: null } } })()).toEqual([]);
+    given([withValues as ProductEvent]).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a9: null } } }).thenNothingHappened();
   });
 
   it('reads events from before attribute values as carrying none', () => {

@@ -1,22 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
-import { decide, evolve, initialState, type ProductQuality, type ProductQualityEvent } from '../../commands/quality/product-quality.ts';
+import { productQualityDecider, type ProductQualityEvent } from '../../commands/quality/product-quality.ts';
 import { qualityScore } from '../../commands/quality/quality-score.ts';
 import { issueIdOf, qualityNamespaceOf } from '../../commands/quality/validation-issue.ts';
 import { metadata } from '../support/command-metadata.ts';
+import { DeciderSpecification } from '../support/decider-specification.ts';
+
+const given = DeciderSpecification.for(productQualityDecider);
 
 const namespace = qualityNamespaceOf(metadata.tenantId, metadata.orgId);
 
-/** Feeds one product's catalog changes one by one, as the validation router does; returns every event and the final state. */
-const run = (productId: string, changes: ProductEvent[], state: ProductQuality = initialState()) => {
-  const events: ProductQualityEvent[][] = [];
-  for (const change of changes) {
-    const decided = decide({ type: 'AssessCatalogChange', data: { productId, change }, metadata }, state);
-    events.push(decided);
-    state = decided.reduce(evolve, state);
-  }
-  return { events, state };
-};
+/** Feeds one product's catalog changes one by one, as the validation router does. */
+const run = (productId: string, changes: ProductEvent[]) => given().whenInTurn(changes.map((change) => ({ type: 'AssessCatalogChange', data: { productId, change } })));
 
 const created = (productId: string, description: string | null = null, category: string | null = null, extra: Partial<Extract<ProductEvent, { type: 'ProductCreated' }>['data']> = {}): ProductEvent => ({
   type: 'ProductCreated',

@@ -1,22 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { decide, evolve, initialState, skuUsageIdOf, type SkuUsage, type SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
+import { skuUsageDecider, skuUsageIdOf, type SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
 import { issueIdOf, qualityNamespaceOf } from '../../commands/quality/validation-issue.ts';
 import { metadata } from '../support/command-metadata.ts';
+import { DeciderSpecification } from '../support/decider-specification.ts';
+
+const given = DeciderSpecification.for(skuUsageDecider);
 
 const namespace = qualityNamespaceOf(metadata.tenantId, metadata.orgId);
 const skuUsageId = skuUsageIdOf(metadata.tenantId, metadata.orgId, 'SKU-1');
 const duplicateOf = (productId: string) => issueIdOf(namespace, 'DUPLICATE_SKU', `${productId}/SKU-1`);
 
 /** Feeds counts one by one, as the SKU router does. */
-const run = (counts: [productId: string, uses: number][], state: SkuUsage = initialState()) => {
-  const events: SkuUsageEvent[][] = [];
-  for (const [productId, uses] of counts) {
-    const decided = decide({ type: 'CountSkuUses', data: { skuUsageId, sku: 'SKU-1', productId, uses }, metadata }, state);
-    events.push(decided);
-    state = decided.reduce(evolve, state);
-  }
-  return { events, state };
-};
+const run = (counts: [productId: string, uses: number][]) =>
+  given().whenInTurn(counts.map(([productId, uses]) => ({ type: 'CountSkuUses', data: { skuUsageId, sku: 'SKU-1', productId, uses } })));
 const raised = (events: SkuUsageEvent[] = []) => events.flatMap((e) => (e.type === 'ValidationIssueRaised' ? [e.data] : []));
 const resolved = (events: SkuUsageEvent[] = []) => events.flatMap((e) => (e.type === 'ValidationIssueResolved' ? [e.data.issueId] : []));
 

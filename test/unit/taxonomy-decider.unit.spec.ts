@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decide, evolve, initialState, taxonomyIdOf, type TaxonomyCommand, type TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
+import { taxonomyDecider, taxonomyIdOf, type TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
-import { metadata } from '../support/command-metadata.ts';
+import { DeciderSpecification } from '../support/decider-specification.ts';
+
+const given = DeciderSpecification.for(taxonomyDecider);
 
 const taxonomyId = taxonomyIdOf('t1', 'o1');
-
-const given = (...events: TaxonomyEvent[]) => ({
-  when: (command: Omit<TaxonomyCommand, 'metadata'>) => () => decide({ ...command, metadata } as TaxonomyCommand, events.reduce(evolve, initialState())),
-});
 
 const kitchen: TaxonomyEvent = { type: 'CategoryCreated', data: { taxonomyId, categoryId: 'cat-1', name: 'Kitchen', slug: 'kitchen', description: null, parentId: null } };
 const colour: TaxonomyEvent = { type: 'AttributeCreated', data: { taxonomyId, attributeId: 'att-1', name: 'Colour', slug: 'colour', type: 'SELECT', options: ['red'] } };
@@ -33,38 +31,38 @@ describe('taxonomy decider', () => {
   });
 
   it('creates a category under an existing parent', () => {
-    expect(given(kitchen).when(category({ parentId: 'cat-1' }))()).toEqual([{ type: 'CategoryCreated', data: category({ parentId: 'cat-1' }).data }]);
+    given([kitchen]).when(category({ parentId: 'cat-1' })).then([{ type: 'CategoryCreated', data: category({ parentId: 'cat-1' }).data }]);
   });
 
   it('refuses a taken slug, an unknown parent, a known id and a category as its own parent', () => {
-    expect(given(kitchen).when(category({ slug: 'kitchen' }))).toThrow(ConflictError);
-    expect(given(kitchen).when(category({ parentId: 'nope' }))).toThrow(NotFoundError);
-    expect(given(kitchen).when(category({ categoryId: 'cat-1', slug: 'other' }))).toThrow(ConflictError);
-    expect(given(kitchen).when(category({ categoryId: 'cat-9', parentId: 'cat-9' }))).toThrow(NotFoundError);
+    given([kitchen]).when(category({ slug: 'kitchen' })).thenThrows(ConflictError);
+    given([kitchen]).when(category({ parentId: 'nope' })).thenThrows(NotFoundError);
+    given([kitchen]).when(category({ categoryId: 'cat-1', slug: 'other' })).thenThrows(ConflictError);
+    given([kitchen]).when(category({ categoryId: 'cat-9', parentId: 'cat-9' })).thenThrows(NotFoundError);
   });
 
   it('defines attributes with unique slugs; only SELECT has options, and it needs them', () => {
-    expect(given(colour).when(attribute({}))()).toEqual([{ type: 'AttributeCreated', data: attribute({}).data }]);
-    expect(given(colour).when(attribute({ slug: 'colour' }))).toThrow(ConflictError);
-    expect(given().when(attribute({ type: 'SELECT', options: [] }))).toThrow(ValidationError);
-    expect(given().when(attribute({ type: 'NUMBER', options: ['1'] }))).toThrow(ValidationError);
+    given([colour]).when(attribute({})).then([{ type: 'AttributeCreated', data: attribute({}).data }]);
+    given([colour]).when(attribute({ slug: 'colour' })).thenThrows(ConflictError);
+    given().when(attribute({ type: 'SELECT', options: [] })).thenThrows(ValidationError);
+    given().when(attribute({ type: 'NUMBER', options: ['1'] })).thenThrows(ValidationError);
   });
 
   it('groups existing attributes only, each once', () => {
     const group = { type: 'CreateAttributeGroup' as const, data: { taxonomyId, attributeGroupId: 'grp-2', name: 'G', description: null, attributeIds: ['att-1'] } };
-    expect(given(colour).when(group)()).toEqual([{ type: 'AttributeGroupCreated', data: group.data }]);
-    expect(given().when(group)).toThrow(NotFoundError);
-    expect(given(colour).when({ ...group, data: { ...group.data, attributeIds: ['att-1', 'att-1'] } })).toThrow(ValidationError);
-    expect(given(colour, specs).when({ ...group, data: { ...group.data, attributeGroupId: 'grp-1' } })).toThrow(ConflictError);
+    given([colour]).when(group).then([{ type: 'AttributeGroupCreated', data: group.data }]);
+    given().when(group).thenThrows(NotFoundError);
+    given([colour]).when({ ...group, data: { ...group.data, attributeIds: ['att-1', 'att-1'] } }).thenThrows(ValidationError);
+    given([colour, specs]).when({ ...group, data: { ...group.data, attributeGroupId: 'grp-1' } }).thenThrows(ConflictError);
   });
 
   it('builds a template from existing categories, groups and attributes', () => {
     const full = template({ categoryId: 'cat-1', attributeGroupIds: ['grp-1'], requiredAttributeIds: ['att-1'] });
-    expect(given(kitchen, colour, specs).when(full)()).toEqual([{ type: 'TemplateCreated', data: full.data }]);
-    expect(given(colour, specs).when(full)).toThrow(NotFoundError);
-    expect(given(kitchen, colour).when(full)).toThrow(NotFoundError);
-    expect(given(kitchen, specs).when(template({ requiredAttributeIds: ['att-9'] }))).toThrow(NotFoundError);
-    const created = given(kitchen, colour, specs).when(full)()[0] as TaxonomyEvent;
-    expect(given(kitchen, colour, specs, created).when(full)).toThrow(ConflictError);
+    given([kitchen, colour, specs]).when(full).then([{ type: 'TemplateCreated', data: full.data }]);
+    given([colour, specs]).when(full).thenThrows(NotFoundError);
+    given([kitchen, colour]).when(full).thenThrows(NotFoundError);
+    given([kitchen, specs]).when(template({ requiredAttributeIds: ['att-9'] })).thenThrows(NotFoundError);
+    const created = given([kitchen, colour, specs]).when(full).events()[0] as TaxonomyEvent;
+    given([kitchen, colour, specs, created]).when(full).thenThrows(ConflictError);
   });
 });
