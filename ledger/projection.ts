@@ -7,33 +7,71 @@ export type ProjectionMigration = { name: string; up: (db: Knex, schema: string)
 
 export type ProjectionContext = { db: Knex.Transaction; schema: string; table: (name: string) => Knex.QueryBuilder };
 
+/** Where a read model lives and how its tables are made. */
+type ReadModel = { name: string; topics: TopicSpec[]; migrations: ProjectionMigration[] };
+
 /**
  * A read model: which events it reads and how each one maps to SQL. The runner owns transactions
- * and checkpoints; a projection only says what an event means for its tables.
+ * and checkpoints; a projection only says what an event means for its tables. This is the uniform
+ * shape the runner consumes; projections are declared typed (`projection`, `projectionOf`).
  */
-export type Projection = {
-  name: string;
-  topics: TopicSpec[];
-  migrations: ProjectionMigration[];
+export type Projection = ReadModel & {
   canHandle: readonly string[];
   evolve: (event: RecordedEvent, context: ProjectionContext) => Promise<void>;
 };
+
+/** A projection as declared: `canHandle` names event types of E, and `evolve` is given one of them, narrowed. */
+export type TypedProjection<E extends Event> = ReadModel & {
+  canHandle: readonly E['type'][];
+  evolve: (event: RecordedEvent<E>, context: ProjectionContext) => Promise<void>;
+};
+
+/** The uniform projection of a typed declaration: its evolve is only ever handed the event types it can handle. */
+export function projection<E extends Event>({ canHandle, evolve, ...readModel }: TypedProjection<E>): Projection {
+  const handled: readonly string[] = canHandle;
+  // The type names the event: a decoded event whose type E names is that member of E.
+  const isHandled = (event: RecordedEvent): event is RecordedEvent<E> => handled.includes(event.type);
+  return {
+    ...readModel,
+    canHandle,
+    evolve: async (event, context) => {
+      if (isHandled(event)) await evolve(event, context);
+    },
+  };
+}
 
 /** One handler per event type of E, each given its own event: how a projection maps events to SQL. */
 export type EventHandlers<E extends Event> = {
   [T in E['type']]: (event: RecordedEvent<Extract<E, { type: T }>>, context: ProjectionContext) => Promise<unknown>;
 };
 
+type AnyHandler<E extends Event> = (event: RecordedEvent<E>, context: ProjectionContext) => Promise<unknown>;
+
+/** Every handler, whichever event type it is keyed by (a handler is only ever called with its own type's events). */
+const handlerList = <E extends Event>(handlers: EventHandlers<E>) => Object.entries(handlers) as [E['type'], AnyHandler<E>][];
+
 /** A projection that is nothing but its handlers: it reads the event types they name and hands each to its own. */
-export function projectionOf<E extends Event>({ handlers, ...declaration }: Omit<Projection, 'canHandle' | 'evolve'> & { handlers: EventHandlers<E> }): Projection {
-  const byType = handlers as unknown as Record<string, (event: RecordedEvent, context: ProjectionContext) => Promise<unknown>>;
-  return {
-    ...declaration,
-    canHandle: Object.keys(handlers),
+export function projectionOf<E extends Event>({ handlers, ...readModel }: ReadModel & { handlers: EventHandlers<E> }): Projection {
+  const byType = new Map(handlerList(handlers));
+  return projection<E>({
+    ...readModel,
+    canHandle: [...byType.keys()],
     evolve: async (event, context) => {
-      await byType[event.type]?.(event, context);
+      await byType.get(event.type)?.(event, context);
     },
-  };
+  });
+}
+
+/** The same handlers, each followed by `then`: what every one of these events also means for the read model. */
+export function followedBy<E extends Event>(handlers: EventHandlers<E>, then: AnyHandler<E>): EventHandlers<E> {
+  const followed = handlerList(handlers).map(([type, handler]): [E['type'], AnyHandler<E>] => [
+    type,
+    async (event, context) => {
+      await handler(event, context);
+      await then(event, context);
+    },
+  ]);
+  return Object.fromEntries(followed) as unknown as EventHandlers<E>;
 }
 
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */

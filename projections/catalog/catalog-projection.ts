@@ -1,16 +1,19 @@
-import { applyAttributeChanges, type AttributeValues, type FieldChange, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
+import { applyAttributeChanges, type AttributeValues, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
+import type { BrandEvent } from '../../commands/catalog/brand.ts';
+import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { EventHandlers, Projection, ProjectionContext } from '../../ledger/projection.ts';
+import { followedBy, projectionOf, type EventHandlers, type Projection } from '../../ledger/projection.ts';
 import { topics } from '../../ledger/topics.ts';
 import { catalogMigrations } from './catalog-migrations.ts';
-import { refreshQualityScore, refreshTemplateScores } from './quality-score-column.ts';
+import { refreshQualityScore } from './quality-score-column.ts';
 import { taxonomyHandlers } from './taxonomy-handlers.ts';
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 
 const columnOf = (field: ProductField) => (field === 'templateId' ? 'template_id' : field);
 
-const handlers: EventHandlers<ProductEvent> = {
+/** The product's rows; its quality score is recomputed after each (see `handlers`). */
+const productRows: EventHandlers<ProductEvent> = {
   ProductCreated: (event, { table }) =>
     table('products')
       .insert({
@@ -32,11 +35,12 @@ const handlers: EventHandlers<ProductEvent> = {
       .ignore(),
   ProductUpdated: async (event, { table }) => {
     const attributeChanges = event.data.attributeChanges ?? [];
-    const row = attributeChanges.length > 0 ? ((await table('products').where({ id: event.data.productId }).first('attributes')) as { attributes: AttributeValues } | undefined) : undefined;
+    const row: { attributes: AttributeValues } | undefined =
+      attributeChanges.length > 0 ? await table('products').where({ id: event.data.productId }).first('attributes') : undefined;
     await table('products')
       .where({ id: event.data.productId })
       .update({
-        ...Object.fromEntries(event.data.changes.map((change: FieldChange) => [columnOf(change.field), change.current])),
+        ...Object.fromEntries(event.data.changes.map((change) => [columnOf(change.field), change.current])),
         ...(row ? { attributes: JSON.stringify(applyAttributeChanges(row.attributes, attributeChanges)) } : {}),
         updated_at: at(event),
       });
@@ -79,19 +83,18 @@ const handlers: EventHandlers<ProductEvent> = {
       .ignore(),
 };
 
-const scored: ReadonlySet<string> = new Set<ProductEvent['type']>(['ProductCreated', 'ProductUpdated', 'VariantAdded', 'MediaAdded']);
+type CatalogEvent = ProductEvent | TaxonomyEvent | BrandEvent;
 
-const allHandlers = { ...handlers, ...taxonomyHandlers } as Record<string, (e: RecordedEvent, c: ProjectionContext) => Promise<unknown>>;
+const handlers: EventHandlers<CatalogEvent> = {
+  // Every product event may change what the product's quality facts are (commands/quality/product-facts.ts).
+  ...followedBy(productRows, (event, context) => refreshQualityScore(context, event.data.productId)),
+  ...taxonomyHandlers,
+};
 
 /** The catalog: products and their variants, brands and the taxonomy, as the PIM endpoints and the statistics read them. */
-export const catalogProjection: Projection = {
+export const catalogProjection: Projection = projectionOf({
   name: 'catalog',
   topics: [topics.productEvents, topics.taxonomyEvents, topics.brandEvents],
   migrations: catalogMigrations,
-  canHandle: Object.keys(allHandlers),
-  evolve: async (event, context) => {
-    await allHandlers[event.type]?.(event, context);
-    if (scored.has(event.type)) await refreshQualityScore(context, (event.data as { productId: string }).productId);
-    if (event.type === 'TemplateCreated') await refreshTemplateScores(context, (event.data as { templateId: string }).templateId);
-  },
-};
+  handlers,
+});

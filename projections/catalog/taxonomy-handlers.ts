@@ -2,6 +2,7 @@ import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import type { EventHandlers, ProjectionContext } from '../../ledger/projection.ts';
+import { refreshTemplateScores } from './quality-score-column.ts';
 
 type Handled = TaxonomyEvent | BrandEvent;
 
@@ -32,14 +33,16 @@ export const taxonomyHandlers: EventHandlers<Handled> = {
     const { attributeGroupId, name, description, attributeIds } = event.data;
     return insert(context, 'attribute_groups', { ...owned(event, attributeGroupId, name, description), attribute_ids: JSON.stringify(attributeIds) });
   },
-  TemplateCreated: (event, context) => {
+  TemplateCreated: async (event, context) => {
     const { templateId, name, description, categoryId, attributeGroupIds, requiredAttributeIds } = event.data;
-    return insert(context, 'templates', {
+    await insert(context, 'templates', {
       ...owned(event, templateId, name, description),
       category_id: categoryId,
       attribute_group_ids: JSON.stringify(attributeGroupIds),
       required_attribute_ids: JSON.stringify(requiredAttributeIds),
     });
+    // Its products' scores depend on it: a replay may project the template after them (another topic).
+    await refreshTemplateScores(context, templateId);
   },
   BrandCreated: (event, context) => {
     const { brandId, name, description, logoUrl } = event.data;
