@@ -4,7 +4,7 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
 // ── Events ──────────────────────────────────────────────────────────────────
 export type ProductStatus = 'ACTIVE' | 'DRAFT';
 export type ProductField = 'title' | 'description' | 'category' | 'sku' | 'brand' | 'templateId';
-const productFields: ProductField[] = ['title', 'description', 'category', 'sku', 'brand', 'templateId'];
+export const productFields: ProductField[] = ['title', 'description', 'category', 'sku', 'brand', 'templateId'];
 /** The optional text fields a product may carry beside its title. */
 export type ProductExtras = { sku: string | null; brand: string | null; templateId: string | null };
 export type FieldChange = { field: ProductField; previous: string | null; current: string | null };

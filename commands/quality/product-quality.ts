@@ -1,7 +1,8 @@
 import type { ProductEvent } from '../catalog/product.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { isValidGtin } from './gtin.ts';
-import { isBlank as blank, filledAttributeIds, LOW_QUALITY_THRESHOLD, qualityScore, type ProductFacts, type VariantFacts } from './quality-score.ts';
+import { factsAfter, noFacts, requirementsAfter } from './product-facts.ts';
+import { LOW_QUALITY_THRESHOLD, qualityScore, type ProductFacts } from './quality-score.ts';
 import {
   evolveOpenIssues,
   issueIdOf,
@@ -68,57 +69,6 @@ export type ProductQualityCommand = AssessCatalogChange;
 export const skuUses = (facts: ProductFacts | null | undefined): string[] =>
   facts ? [facts.sku, ...facts.variants.map((v) => v.sku)].flatMap((sku) => (sku === null ? [] : [sku])) : [];
 
-/** The product's facts after the change; undefined once it is gone (or if the change is about a product never seen). */
-const factsAfter = (change: ProductEvent, before: ProductFacts | undefined): ProductFacts | undefined => {
-  switch (change.type) {
-    case 'ProductCreated': {
-      const { description, category, sku = null, brand = null, templateId = null, attributes = {} } = change.data;
-      const filled = filledAttributeIds(attributes);
-      return { sku, hasDescription: !blank(description), hasCategory: !blank(category), hasBrand: !blank(brand), hasMedia: false, variants: [], templateId, filledAttributeIds: filled };
-    }
-    case 'ProductUpdated': {
-      if (!before) return undefined;
-      const next = { ...before };
-      for (const { field, current } of change.data.changes) {
-        if (field === 'description') next.hasDescription = !blank(current);
-        if (field === 'category') next.hasCategory = !blank(current);
-        if (field === 'brand') next.hasBrand = !blank(current);
-        if (field === 'sku') next.sku = current;
-        if (field === 'templateId') next.templateId = current;
-      }
-      const filled = new Set(next.filledAttributeIds);
-      for (const { attributeId, current } of change.data.attributeChanges ?? []) {
-        if (blank(current)) filled.delete(attributeId);
-        else filled.add(attributeId);
-      }
-      return { ...next, filledAttributeIds: [...filled] };
-    }
-    case 'VariantAdded': {
-      if (!before) return undefined;
-      const { variantId, sku, barcode, price } = change.data;
-      const variant: VariantFacts = { variantId, sku, barcode, priced: price !== null };
-      return { ...before, variants: [...before.variants.filter((v) => v.variantId !== variantId), variant] };
-    }
-    case 'MediaAdded':
-      return before && { ...before, hasMedia: true };
-    case 'ProductDeleted':
-      return undefined;
-    default: {
-      const exhaustive: never = change;
-      return exhaustive;
-    }
-  }
-};
-
-/** The template's requirements after the change: they come with the link to a template (templates never change). */
-const requirementsAfter = (change: ProductEvent, before: string[] | null): string[] | null => {
-  if (change.type === 'ProductCreated') return change.data.templateId ? (change.data.templateRequiredAttributeIds ?? null) : null;
-  if (change.type !== 'ProductUpdated') return before;
-  const relinked = change.data.changes.find((c) => c.field === 'templateId');
-  if (!relinked) return before;
-  return relinked.current === null ? null : (change.data.templateRequiredAttributeIds ?? null);
-};
-
 const localIssues = (namespace: string, productId: string, facts: ProductFacts, score: number): WantedIssue[] => {
   const issue = (issueType: IssueType, severity: Severity, subject: string, message: string): WantedIssue => ({
     issueId: issueIdOf(namespace, issueType, subject),
@@ -140,8 +90,6 @@ const localIssues = (namespace: string, productId: string, facts: ProductFacts, 
   return wanted;
 };
 
-const gone: ProductFacts = { sku: null, hasDescription: false, hasCategory: false, hasBrand: false, hasMedia: false, variants: [], templateId: null, filledAttributeIds: [] };
-
 const assess = ({ data: { productId, change }, metadata }: AssessCatalogChange, state: ProductQuality): ProductQualityEvent[] => {
   const before = state.facts ?? undefined;
   const after = factsAfter(change, before);
@@ -152,7 +100,7 @@ const assess = ({ data: { productId, change }, metadata }: AssessCatalogChange, 
   const releasedSkus = [...new Set(skuUses(before))].filter((sku) => !still.has(sku));
   const assessed: ProductQualityAssessed = {
     type: 'ProductQualityAssessed',
-    data: { qualityId: productId, productId, deleted: !after, score, releasedSkus, requiredAttributeIds, ...(after ?? gone) },
+    data: { qualityId: productId, productId, deleted: !after, score, releasedSkus, requiredAttributeIds, ...(after ?? noFacts) },
   };
   const namespace = qualityNamespaceOf(metadata.tenantId, metadata.orgId);
   return [assessed, ...reconcileIssues(productId, state.open, after ? localIssues(namespace, productId, after, score) : [])];
