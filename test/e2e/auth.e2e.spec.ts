@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devToken } from '../../bin/token.ts';
-import { newTenant, send } from '../support/client.ts';
-import { startService, TEST_DEV_SECRET, type Service } from '../support/service.ts';
+import { send } from '../support/client.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
+import { TEST_DEV_SECRET } from '../support/service.ts';
 
 const products = '/api/v1/pim/products';
 
@@ -15,19 +16,15 @@ const expectError = (response: { status: number; body: any }, status: number, co
 };
 
 describe('development mode tokens', () => {
-  let service: Service;
-  beforeAll(async () => {
-    service = await startService();
-  });
-  afterAll(() => service?.stop());
+  const ctx = useServiceAndTenant();
 
   it('accepts a token linked to the tenant and org it names', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     expect((await tenant.request('GET', products)).status).toBe(200);
   });
 
   it('answers 401 without a valid bearer token', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const ids = { 'x-tenant-id': tenant.tenantId, 'x-org-id': tenant.orgId };
     const expired = await devToken({ secret: TEST_DEV_SECRET, tenantId: tenant.tenantId, orgId: tenant.orgId, expiresIn: '-1m' });
     const forged = await devToken({ secret: 'some-other-secret-of-enough-length', tenantId: tenant.tenantId, orgId: tenant.orgId });
@@ -38,14 +35,14 @@ describe('development mode tokens', () => {
       .sign(new TextEncoder().encode(TEST_DEV_SECRET));
     for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Bearer', 'Bearer not.a.jwt', `Bearer ${expired}`, `Bearer ${forged}`, `Bearer ${noClaims}`, `Bearer ${noExpiry}`]) {
       const headers = authorization ? { ...ids, authorization } : ids;
-      expectError(await send(service.baseUrl, 'GET', products, { headers }), 401, 'unauthorized');
-      expectError(await send(service.baseUrl, 'POST', products, { headers, body: { title: 'x' } }), 401, 'unauthorized');
+      expectError(await send(ctx.service.baseUrl, 'GET', products, { headers }), 401, 'unauthorized');
+      expectError(await send(ctx.service.baseUrl, 'POST', products, { headers, body: { title: 'x' } }), 401, 'unauthorized');
     }
     expect((await tenant.request('GET', products)).body).toEqual([]);
   });
 
   it('answers 400 for missing or malformed tenant and org headers', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const authorization = `Bearer ${tenant.token}`;
     const variants: Record<string, string>[] = [
       { authorization },
@@ -55,19 +52,19 @@ describe('development mode tokens', () => {
       { authorization, 'x-tenant-id': tenant.tenantId, 'x-org-id': '' },
     ];
     for (const headers of variants) {
-      expectError(await send(service.baseUrl, 'GET', products, { headers }), 400, 'validation_failed');
+      expectError(await send(ctx.service.baseUrl, 'GET', products, { headers }), 400, 'validation_failed');
     }
   });
 
   it('answers 403 when the token is linked to another tenant or org', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const authorization = `Bearer ${tenant.token}`;
     for (const headers of [
       { authorization, 'x-tenant-id': randomUUID(), 'x-org-id': tenant.orgId },
       { authorization, 'x-tenant-id': tenant.tenantId, 'x-org-id': randomUUID() },
     ]) {
-      expectError(await send(service.baseUrl, 'GET', products, { headers }), 403, 'forbidden');
-      expectError(await send(service.baseUrl, 'POST', products, { headers, body: { title: 'x' } }), 403, 'forbidden');
+      expectError(await send(ctx.service.baseUrl, 'GET', products, { headers }), 403, 'forbidden');
+      expectError(await send(ctx.service.baseUrl, 'POST', products, { headers, body: { title: 'x' } }), 403, 'forbidden');
     }
     expect((await tenant.request('GET', products)).body).toEqual([]);
   });
@@ -77,7 +74,7 @@ describe('JWKS tokens', () => {
   const issuer = 'https://idp.test.local/';
   const audience = 'commerce-ledger';
   let jwksServer: Server;
-  let service: Service;
+  let jwksUrl: string;
   let signingKey: CryptoKey;
   let strangerKey: CryptoKey;
   const kid = 'key-1';
@@ -95,14 +92,10 @@ describe('JWKS tokens', () => {
     });
     await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
     const { port } = jwksServer.address() as AddressInfo;
-    service = await startService({
-      env: { AUTH_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, AUTH_DEV_SECRET: '' },
-    });
+    jwksUrl = `http://127.0.0.1:${port}/.well-known/jwks.json`;
   });
-  afterAll(async () => {
-    await service?.stop();
-    jwksServer?.close();
-  });
+  afterAll(() => jwksServer?.close());
+  const ctx = useServiceAndTenant(() => ({ env: { AUTH_JWKS_URL: jwksUrl, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, AUTH_DEV_SECRET: '' } }));
 
   const token = (claims: { tenantId: string; orgId: string }, options: { key?: CryptoKey; iss?: string; aud?: string; keyId?: string } = {}) =>
     new SignJWT({ tenant_id: claims.tenantId, org_id: claims.orgId, email: 'jwks@example.com' })
@@ -116,9 +109,9 @@ describe('JWKS tokens', () => {
   it('accepts a token signed by a key of the JWKS with the right issuer and audience', async () => {
     const ids = { tenantId: randomUUID(), orgId: randomUUID() };
     const headers = { authorization: `Bearer ${await token(ids)}`, 'x-tenant-id': ids.tenantId, 'x-org-id': ids.orgId };
-    const created = await send(service.baseUrl, 'POST', products, { headers, body: { title: 'Signed by the IdP' } });
+    const created = await send(ctx.service.baseUrl, 'POST', products, { headers, body: { title: 'Signed by the IdP' } });
     expect(created.status).toBe(201);
-    const audit = await send(service.baseUrl, 'GET', '/api/v1/pim/audit', { headers });
+    const audit = await send(ctx.service.baseUrl, 'GET', '/api/v1/pim/audit', { headers });
     expect(audit.body[0]).toMatchObject({ action: 'product.created', actor_email: 'jwks@example.com' });
   });
 
@@ -133,7 +126,7 @@ describe('JWKS tokens', () => {
     ];
     for (const jwt of bad) {
       const headers = { authorization: `Bearer ${jwt}`, 'x-tenant-id': ids.tenantId, 'x-org-id': ids.orgId };
-      expectError(await send(service.baseUrl, 'GET', products, { headers }), 401, 'unauthorized');
+      expectError(await send(ctx.service.baseUrl, 'GET', products, { headers }), 401, 'unauthorized');
     }
   });
 });

@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTenant, send, sendRawHttp, type Tenant } from '../support/client.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { send, sendRawHttp, type Tenant } from '../support/client.ts';
 import { orderRequest } from '../support/orders.ts';
-import { startService, type Service } from '../support/service.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let service: Service;
-let tenant: Tenant;
+const ctx = useServiceAndTenant();
 let product: { id: string; title: string; updated_at: string };
 
 beforeAll(async () => {
-  service = await startService();
-  tenant = await newTenant(service.baseUrl);
-  product = (await tenant.request('POST', '/api/v1/pim/products', { title: 'Reference' })).body;
+  product = (await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Reference' })).body;
 });
-afterAll(() => service?.stop());
 
 const expectError = (response: { status: number; body: any }, status: number, code: string) => {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
@@ -39,32 +35,32 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
       ['just a string', 'body'],
     ];
     for (const [body, path] of cases) {
-      const response = await tenant.request('POST', '/api/v1/pim/products', body);
+      const response = await ctx.tenant.request('POST', '/api/v1/pim/products', body);
       expectError(response, 400, 'validation_failed');
       expect(response.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(path);
     }
   });
 
   it('rejects malformed JSON, wrong media types, empty and oversized bodies', async () => {
-    const h = tenant.headers;
-    expectError(await send(service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '{"title": "unterminated', headers: h }), 400, 'bad_request');
-    expectError(await send(service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '', headers: h }), 400, 'bad_request');
+    const h = ctx.tenant.headers;
+    expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '{"title": "unterminated', headers: h }), 400, 'bad_request');
+    expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '', headers: h }), 400, 'bad_request');
     expectError(
-      await send(service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: 'title=x', headers: { ...h, 'content-type': 'application/x-www-form-urlencoded' } }),
+      await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: 'title=x', headers: { ...h, 'content-type': 'application/x-www-form-urlencoded' } }),
       415,
       'unsupported_media_type',
     );
     const huge = JSON.stringify({ title: 'big', description: 'x'.repeat(2 * 1024 * 1024) });
-    expectError(await send(service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: huge, headers: h }), 413, 'payload_too_large');
+    expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: huge, headers: h }), 413, 'payload_too_large');
   });
 
   it('rejects malformed ids in the path and unknown routes', async () => {
-    expectError(await tenant.request('GET', '/api/v1/pim/products/not-a-uuid'), 400, 'validation_failed');
-    expectError(await tenant.request('PUT', '/api/v1/pim/products/123', { title: 'x' }), 400, 'validation_failed');
-    expectError(await tenant.request('DELETE', "/api/v1/pim/products/'%20or%201=1"), 400, 'validation_failed');
-    expectError(await tenant.request('POST', '/api/v1/pim/products/zzz/variants', { sku: 'x' }), 400, 'validation_failed');
-    expectError(await tenant.request('GET', '/api/v1/pim/products/00000000-0000-4000-8000-000000000000'), 404, 'not_found');
-    expectError(await tenant.request('GET', '/api/v1/pim/nowhere'), 404, 'not_found');
+    expectError(await ctx.tenant.request('GET', '/api/v1/pim/products/not-a-uuid'), 400, 'validation_failed');
+    expectError(await ctx.tenant.request('PUT', '/api/v1/pim/products/123', { title: 'x' }), 400, 'validation_failed');
+    expectError(await ctx.tenant.request('DELETE', "/api/v1/pim/products/'%20or%201=1"), 400, 'validation_failed');
+    expectError(await ctx.tenant.request('POST', '/api/v1/pim/products/zzz/variants', { sku: 'x' }), 400, 'validation_failed');
+    expectError(await ctx.tenant.request('GET', '/api/v1/pim/products/00000000-0000-4000-8000-000000000000'), 404, 'not_found');
+    expectError(await ctx.tenant.request('GET', '/api/v1/pim/nowhere'), 404, 'not_found');
   });
 
   it('rejects invalid variants', async () => {
@@ -82,7 +78,7 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
       [{ size: 'XL' }, 'body'],
     ];
     for (const [body, path] of cases) {
-      const response = await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, body);
+      const response = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, body);
       expectError(response, 400, 'validation_failed');
       expect(response.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(path);
     }
@@ -90,9 +86,9 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
 
   it('rejects invalid updates and leaves the product as it was', async () => {
     for (const body of [{ title: '' }, { title: null }, { status: 'DRAFT' }, { description: 5 }]) {
-      expectError(await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, body), 400, 'validation_failed');
+      expectError(await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, body), 400, 'validation_failed');
     }
-    const read = await tenant.request('GET', `/api/v1/pim/products/${product.id}`);
+    const read = await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}`);
     expect(read.body).toMatchObject({ title: 'Reference', updated_at: product.updated_at });
   });
 
@@ -105,57 +101,57 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
       ['/api/v1/pim/categories', { name: '\udc00', slug: 'lone' }, 'body.name'],
     ];
     for (const [path, body, field] of cases) {
-      const response = await tenant.request('POST', path, body);
+      const response = await ctx.tenant.request('POST', path, body);
       expectError(response, 400, 'validation_failed');
       expect(pathsOf(response), JSON.stringify(body)).toContain(field);
     }
-    expect((await tenant.request('POST', '/api/v1/pim/brands', { name: 'Paired 😀 is fine' })).status).toBe(201);
+    expect((await ctx.tenant.request('POST', '/api/v1/pim/brands', { name: 'Paired 😀 is fine' })).status).toBe(201);
   });
 
   it('refuses a body that is not valid UTF-8 instead of storing replacement characters', async () => {
     const invalid = new Uint8Array([...Buffer.from('{"title":"'), 0xff, 0xfe, ...Buffer.from('"}')]);
-    expectError(await send(service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: invalid, headers: tenant.headers }), 400, 'bad_request');
+    expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: invalid, headers: ctx.tenant.headers }), 400, 'bad_request');
   });
 
   it('takes limit and offset only as plain decimal numbers', async () => {
     for (const query of ['limit=0x10', 'limit=1e1', 'limit=%205%20', 'limit=%2B5', 'limit=0b11', 'offset=', 'offset=0x0', 'limit=5&limit=6']) {
-      const response = await tenant.request('GET', `/api/v1/oms/orders?${query}`);
+      const response = await ctx.tenant.request('GET', `/api/v1/oms/orders?${query}`);
       expectError(response, 400, 'validation_failed');
       expect(pathsOf(response)[0], query).toMatch(/^querystring\.(limit|offset)$/);
     }
-    expect((await tenant.request('GET', '/api/v1/oms/orders?limit=16&offset=0')).body).toMatchObject({ limit: 16, offset: 0 });
+    expect((await ctx.tenant.request('GET', '/api/v1/oms/orders?limit=16&offset=0')).body).toMatchObject({ limit: 16, offset: 0 });
   });
 
   it('refuses query parameters a route does not declare, as it refuses unknown body fields', async () => {
     for (const path of ['/api/v1/pim/products?limit=5', '/api/v1/pim/audit?tenant_id=x', `/api/v1/pim/products/${product.id}?fields=title`, '/api/v1/oms/inventory/locations?x=1']) {
-      const response = await tenant.request('GET', path);
+      const response = await ctx.tenant.request('GET', path);
       expectError(response, 400, 'validation_failed');
       expect(pathsOf(response), path).toEqual(['querystring']);
     }
   });
 
   it('answers requests refused before routing with the one error body', async () => {
-    expectError(await tenant.request('GET', '/api/v1/pim/products/%ZZ'), 400, 'bad_request');
-    expectError(await tenant.request('GET', `/api/v1/pim/products/${'a'.repeat(200)}`), 414, 'uri_too_long');
-    const { host } = new URL(service.baseUrl);
-    expectError(await sendRawHttp(service.baseUrl, `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nNot a header\r\n\r\n`), 400, 'bad_request');
+    expectError(await ctx.tenant.request('GET', '/api/v1/pim/products/%ZZ'), 400, 'bad_request');
+    expectError(await ctx.tenant.request('GET', `/api/v1/pim/products/${'a'.repeat(200)}`), 414, 'uri_too_long');
+    const { host } = new URL(ctx.service.baseUrl);
+    expectError(await sendRawHttp(ctx.service.baseUrl, `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nNot a header\r\n\r\n`), 400, 'bad_request');
     const hugeHeader = `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`;
-    expectError(await sendRawHttp(service.baseUrl, hugeHeader), 431, 'headers_too_large');
+    expectError(await sendRawHttp(ctx.service.baseUrl, hugeHeader), 431, 'headers_too_large');
   });
 
   it('wrote nothing for any of it', async () => {
-    expect((await tenant.request('GET', '/api/v1/pim/products')).body.map((p: { id: string }) => p.id)).toEqual([product.id]);
-    expect((await tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([]);
-    expect((await tenant.request('GET', '/api/v1/pim/audit')).body.map((e: { action: string }) => e.action)).toEqual(['brand.created', 'product.created']);
-    expect((await tenant.request('GET', '/api/v1/pim/categories')).body).toEqual([]);
-    expect((await tenant.request('GET', '/api/v1/oms/orders')).body.total).toBe(0);
+    expect((await ctx.tenant.request('GET', '/api/v1/pim/products')).body.map((p: { id: string }) => p.id)).toEqual([product.id]);
+    expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([]);
+    expect((await ctx.tenant.request('GET', '/api/v1/pim/audit')).body.map((e: { action: string }) => e.action)).toEqual(['brand.created', 'product.created']);
+    expect((await ctx.tenant.request('GET', '/api/v1/pim/categories')).body).toEqual([]);
+    expect((await ctx.tenant.request('GET', '/api/v1/oms/orders')).body.total).toBe(0);
   });
 });
 
 describe('an id in upper case names the same record as in lower case', () => {
   let other: Tenant;
   beforeAll(async () => {
-    other = await newTenant(service.baseUrl);
+    other = await ctx.newTenant();
   });
   const upper = (id: string) => id.toUpperCase();
 

@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { projectionLockKey } from '../../ledger/projection-runner.ts';
 import { topics } from '../../ledger/topics.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
-import { newTenant, type ApiResponse, type Tenant } from '../support/client.ts';
+import { newTenant, type ApiResponse } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
 import { eventually } from '../support/orders.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 import { startService, type Service } from '../support/service.ts';
 
-let service: Service;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  service = await startService();
-  tenant = await newTenant(service.baseUrl);
-});
-afterAll(() => service?.stop());
+const ctx = useServiceAndTenant();
 
 const withKey = (key: string) => ({ 'idempotency-key': key });
 const newKey = () => `key-${randomUUID()}`;
@@ -101,7 +95,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers concurrent copies of one create with the one record', async () => {
-    const crowd = await newTenant(service.baseUrl);
+    const crowd = await ctx.newTenant();
     const key = newKey();
     const copies = await Promise.all(Array.from({ length: 5 }, () => crowd.request('POST', '/api/v1/pim/products', { title: 'Once only' }, withKey(key))));
     for (const copy of copies) expectCreated(copy);
@@ -113,58 +107,58 @@ describe('Idempotency-Key', () => {
   it('on a taxonomy create: the same key and body answer the original category', async () => {
     const key = newKey();
     const body = { name: 'Kettles', slug: `kettles-${randomUUID().slice(0, 8)}` };
-    const first = await tenant.request('POST', '/api/v1/pim/categories', body, withKey(key));
+    const first = await ctx.tenant.request('POST', '/api/v1/pim/categories', body, withKey(key));
     expectCreated(first);
     // Without the key this would be 409: the slug is taken, by the original.
-    const retry = await tenant.request('POST', '/api/v1/pim/categories', body, withKey(key));
+    const retry = await ctx.tenant.request('POST', '/api/v1/pim/categories', body, withKey(key));
     expectCreated(retry);
     expect(retry.body).toEqual(first.body);
-    const categories = (await tenant.request('GET', '/api/v1/pim/categories')).body as { slug: string }[];
+    const categories = (await ctx.tenant.request('GET', '/api/v1/pim/categories')).body as { slug: string }[];
     expect(categories.filter((category) => category.slug === body.slug)).toEqual([first.body]);
   });
 
   it('on a variant create: the same key and body answer the original variant', async () => {
-    const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Mug with variants' });
+    const { body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Mug with variants' });
     const key = newKey();
     // The same request spelt differently (number or string price, currency case, field order) is the same request.
-    const first = await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'MUG-RED', price: 9.5, currency: 'eur' }, withKey(key));
+    const first = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'MUG-RED', price: 9.5, currency: 'eur' }, withKey(key));
     expectCreated(first);
-    const retry = await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { currency: 'EUR', price: '9.50', sku: 'MUG-RED' }, withKey(key));
+    const retry = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { currency: 'EUR', price: '9.50', sku: 'MUG-RED' }, withKey(key));
     expectCreated(retry);
     expect(retry.body).toEqual(first.body);
-    expect((await tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([first.body]);
+    expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([first.body]);
 
     // The key is the product's: the same key adds a variant to another product.
-    const { body: other } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Another mug' });
-    const elsewhere = await tenant.request('POST', `/api/v1/pim/products/${other.id}/variants`, { sku: 'MUG-RED', price: 9.5, currency: 'eur' }, withKey(key));
+    const { body: other } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Another mug' });
+    const elsewhere = await ctx.tenant.request('POST', `/api/v1/pim/products/${other.id}/variants`, { sku: 'MUG-RED', price: 9.5, currency: 'eur' }, withKey(key));
     expectCreated(elsewhere);
     expect(elsewhere.body.id).not.toBe(first.body.id);
   });
 
   it('refuses the same key with another body with 409, and writes nothing', async () => {
     const key = newKey();
-    const product = await tenant.request('POST', '/api/v1/pim/products', { title: 'Teapot' }, withKey(key));
+    const product = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Teapot' }, withKey(key));
     expectCreated(product);
-    const reused = await tenant.request('POST', '/api/v1/pim/products', { title: 'Teapot, large' }, withKey(key));
+    const reused = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Teapot, large' }, withKey(key));
     expect(reused.status).toBe(409);
     expect(reused.body).toEqual(reusedKey);
-    expect((await tenant.request('GET', `/api/v1/pim/products/${product.body.id}`)).body).toEqual(product.body);
+    expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${product.body.id}`)).body).toEqual(product.body);
 
     const taxonomyKey = newKey();
     const slug = `kettles-${randomUUID().slice(0, 8)}`;
-    expectCreated(await tenant.request('POST', '/api/v1/pim/categories', { name: 'Kettles', slug }, withKey(taxonomyKey)));
-    const renamed = await tenant.request('POST', '/api/v1/pim/categories', { name: 'Kettles', slug: `${slug}-2` }, withKey(taxonomyKey));
+    expectCreated(await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Kettles', slug }, withKey(taxonomyKey)));
+    const renamed = await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Kettles', slug: `${slug}-2` }, withKey(taxonomyKey));
     expect(renamed.status).toBe(409);
     expect(renamed.body).toEqual(reusedKey);
-    const slugs = ((await tenant.request('GET', '/api/v1/pim/categories')).body as { slug: string }[]).map((category) => category.slug);
+    const slugs = ((await ctx.tenant.request('GET', '/api/v1/pim/categories')).body as { slug: string }[]).map((category) => category.slug);
     expect(slugs).toContain(slug);
     expect(slugs).not.toContain(`${slug}-2`);
   });
 
   it("keeps one tenant's key apart from another tenant's, and one kind of record's from another's", async () => {
     const key = newKey();
-    const other = await newTenant(service.baseUrl);
-    const mine = await tenant.request('POST', '/api/v1/pim/products', { title: 'Mine' }, withKey(key));
+    const other = await ctx.newTenant();
+    const mine = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Mine' }, withKey(key));
     // Another body under the same key: no conflict, and no replay of the first tenant's record.
     const theirs = await other.request('POST', '/api/v1/pim/products', { title: 'Theirs' }, withKey(key));
     expectCreated(mine);
@@ -173,15 +167,15 @@ describe('Idempotency-Key', () => {
     expect(theirs.body).toMatchObject({ tenant_id: other.tenantId, org_id: other.orgId, title: 'Theirs' });
     expect((await other.request('GET', '/api/v1/pim/products')).body).toEqual([theirs.body]);
     expect((await other.request('GET', `/api/v1/pim/products/${mine.body.id}`)).status).toBe(404);
-    expect((await tenant.request('GET', `/api/v1/pim/products/${mine.body.id}`)).body).toEqual(mine.body);
+    expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${mine.body.id}`)).body).toEqual(mine.body);
 
     // In the one taxonomy of an org, a category's key and an attribute's key do not collide.
-    expectCreated(await tenant.request('POST', '/api/v1/pim/categories', { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` }, withKey(key)));
-    expectCreated(await tenant.request('POST', '/api/v1/pim/attributes', { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` }, withKey(key)));
+    expectCreated(await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` }, withKey(key)));
+    expectCreated(await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` }, withKey(key)));
   });
 
   it('honours the key on every other create: brands, attributes, attribute groups, templates, media, stock locations', async () => {
-    const org = await newTenant(service.baseUrl);
+    const org = await ctx.newTenant();
     const twice = async (path: string, body: Record<string, unknown>) => {
       const key = newKey();
       const first = await org.request('POST', path, body, withKey(key));
@@ -209,16 +203,16 @@ describe('Idempotency-Key', () => {
 
   it('answers a retry whose record has since been deleted with 404', async () => {
     const key = newKey();
-    const created = await tenant.request('POST', '/api/v1/pim/products', { title: 'Gone soon' }, withKey(key));
+    const created = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Gone soon' }, withKey(key));
     expectCreated(created);
-    expect((await tenant.request('DELETE', `/api/v1/pim/products/${created.body.id}`)).status).toBe(204);
-    const retry = await tenant.request('POST', '/api/v1/pim/products', { title: 'Gone soon' }, withKey(key));
+    expect((await ctx.tenant.request('DELETE', `/api/v1/pim/products/${created.body.id}`)).status).toBe(204);
+    const retry = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Gone soon' }, withKey(key));
     expect(retry.status, JSON.stringify(retry.body)).toBe(404);
     expect(retry.body.error.code).toBe('not_found');
   });
 
   it('is declared on every create in the OpenAPI document', async () => {
-    const document = await (await fetch(`${service.baseUrl}/openapi.json`)).json();
+    const document = await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json();
     const creates = [
       '/api/v1/pim/products',
       '/api/v1/pim/products/{product_id}/variants',
@@ -237,7 +231,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('creates as before without the header, and refuses a malformed one with 400', async () => {
-    const org = await newTenant(service.baseUrl);
+    const org = await ctx.newTenant();
     const one = await org.request('POST', '/api/v1/pim/products', { title: 'Twin' });
     const two = await org.request('POST', '/api/v1/pim/products', { title: 'Twin' });
     expectCreated(one);

@@ -3,27 +3,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import knexFactory from 'knex';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topics } from '../../ledger/topics.ts';
-import { newTenant, type Tenant } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
 import { eventually, orderRequest, stocked, stockLevel } from '../support/orders.ts';
-import { startService, type Service } from '../support/service.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let service: Service;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  service = await startService();
-  tenant = await newTenant(service.baseUrl);
-});
-afterAll(() => service?.stop());
+const ctx = useServiceAndTenant();
 
 type History = { status: string; requested_status: string | null; outcome: string }[];
 
-const read = async (id: string) => (await tenant.request('GET', `/api/v1/oms/orders/${id}`)).body;
+const read = async (id: string) => (await ctx.tenant.request('GET', `/api/v1/oms/orders/${id}`)).body;
 const request = async (id: string, status: string) => {
-  const response = await tenant.request('POST', `/api/v1/oms/orders/${id}/status`, { status });
+  const response = await ctx.tenant.request('POST', `/api/v1/oms/orders/${id}/status`, { status });
   expect(response.status).toBe(202);
   expect(response.body).toEqual({ order_id: id, requested_status: status });
 };
@@ -31,9 +23,9 @@ const request = async (id: string, status: string) => {
 const settled = (id: string, entries: number) => eventually(() => read(id), (order) => (order.status_history as History).length >= entries);
 
 const placeStocked = async (quantity: number) => {
-  const stock = await stocked(tenant, 10);
+  const stock = await stocked(ctx.tenant, 10);
   const line = { name: 'Cup', quantity, unit_price: 5, variant_id: stock.variantId, location_id: stock.locationId };
-  const created = await tenant.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [line] }));
+  const created = await ctx.tenant.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [line] }));
   expect(created.status).toBe(201);
   return { stock, order: created.body };
 };
@@ -50,7 +42,7 @@ describe('order status', () => {
     await request(order.id, 'shipped');
     const shipped = await settled(order.id, 4);
     expect(shipped.status).toBe('shipped');
-    expect(await eventually(() => stockLevel(tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 6, reserved: 0, on_hand: 6 });
+    expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 6, reserved: 0, on_hand: 6 });
 
     await request(order.id, 'delivered');
     const delivered = await settled(order.id, 5);
@@ -79,24 +71,24 @@ describe('order status', () => {
     ]);
 
     for (const invalid of [{ status: 'confirmed' }, { status: 'pending' }, { status: 'lost' }, {}]) {
-      expect((await tenant.request('POST', `/api/v1/oms/orders/${order.id}/status`, invalid)).status).toBe(400);
+      expect((await ctx.tenant.request('POST', `/api/v1/oms/orders/${order.id}/status`, invalid)).status).toBe(400);
     }
   });
 
   it('releases the reservation exactly once when a cancel is sent twice', async () => {
     const { stock, order } = await placeStocked(3);
-    expect(await stockLevel(tenant, stock)).toMatchObject({ available: 7, reserved: 3 });
+    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 7, reserved: 3 });
     await Promise.all([request(order.id, 'cancelled'), request(order.id, 'cancelled')]);
     const cancelled = await eventually(() => read(order.id), (o) => o.status === 'cancelled');
     expect(cancelled.status).toBe('cancelled');
     await request(order.id, 'cancelled');
     await request(order.id, 'processing');
     await settled(order.id, 4);
-    expect(await eventually(() => stockLevel(tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 10, reserved: 0, on_hand: 10 });
+    expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 10, reserved: 0, on_hand: 10 });
 
-    const released = (await readEvents(service.namespace, topics.inventoryEvents)).filter((e) => e.type === 'StockReleased' && (e.data as { orderId: string }).orderId === order.id);
+    const released = (await readEvents(ctx.service.namespace, topics.inventoryEvents)).filter((e) => e.type === 'StockReleased' && (e.data as { orderId: string }).orderId === order.id);
     expect(released).toHaveLength(1);
-    expect((await stockLevel(tenant, stock)).available).toBe(10);
+    expect((await stockLevel(ctx.tenant, stock)).available).toBe(10);
   });
 
   it('cancels from processing too', async () => {
@@ -104,11 +96,11 @@ describe('order status', () => {
     await request(order.id, 'processing');
     await request(order.id, 'cancelled');
     expect((await eventually(() => read(order.id), (o) => o.status === 'cancelled')).status).toBe('cancelled');
-    expect(await eventually(() => stockLevel(tenant, stock), (level) => level.available === 10)).toMatchObject({ available: 10, reserved: 0 });
+    expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.available === 10)).toMatchObject({ available: 10, reserved: 0 });
   });
 
   it('rebuilds the order and inventory read model from offset 0 into the same rows', async () => {
-    const db = knexFactory({ client: 'pg', connection: service.databaseUrl });
+    const db = knexFactory({ client: 'pg', connection: ctx.service.databaseUrl });
     try {
       const snapshot = async () => ({
         orders: await db('rm_oms.orders').orderBy('id'),
@@ -120,7 +112,7 @@ describe('order status', () => {
       const before = await snapshot();
       expect(before.orders.length).toBeGreaterThanOrEqual(4);
       const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-      const result = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), 'oms'], { env: service.env, timeout: 120_000 });
+      const result = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), 'oms'], { env: ctx.service.env, timeout: 120_000 });
       expect(result.stdout).toMatch(/oms: rebuilt into rm_oms/);
       expect(await snapshot()).toEqual(before);
     } finally {

@@ -1,25 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topics } from '../../ledger/topics.ts';
-import { newTenant, type Tenant } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
 import { orderRequest, stocked, stockLevel } from '../support/orders.ts';
-import { startService, type Service } from '../support/service.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let service: Service;
-let tenant: Tenant;
+const ctx = useServiceAndTenant();
 
-beforeAll(async () => {
-  service = await startService();
-  tenant = await newTenant(service.baseUrl);
-});
-afterAll(() => service?.stop());
-
-const create = (body: unknown) => tenant.request('POST', '/api/v1/oms/orders', body);
+const create = (body: unknown) => ctx.tenant.request('POST', '/api/v1/oms/orders', body);
 
 describe('orders', () => {
   it('creates a confirmed order with stock reserved, and reads it back', async () => {
-    const stock = await stocked(tenant, 5);
+    const stock = await stocked(ctx.tenant, 5);
     const customerId = randomUUID();
     const request = orderRequest({
       currency: 'eur',
@@ -38,8 +30,8 @@ describe('orders', () => {
     const created = await create(request);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
-      tenant_id: tenant.tenantId,
-      org_id: tenant.orgId,
+      tenant_id: ctx.tenant.tenantId,
+      org_id: ctx.tenant.orgId,
       status: 'confirmed',
       currency: 'EUR',
       subtotal: '25.00',
@@ -61,9 +53,9 @@ describe('orders', () => {
       { name: 'Gift wrap', quantity: 1, unit_price: '0.00', line_total: '0.00', variant_id: null, location_id: null, sku: null, variant_label: null, requires_shipment: false },
     ]);
     expect(created.body.status_history.map((h: { status: string }) => h.status)).toEqual(['pending', 'confirmed']);
-    expect(await stockLevel(tenant, stock)).toMatchObject({ available: 3, reserved: 2, on_hand: 5 });
+    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 3, reserved: 2, on_hand: 5 });
 
-    const read = await tenant.request('GET', `/api/v1/oms/orders/${created.body.id}`);
+    const read = await ctx.tenant.request('GET', `/api/v1/oms/orders/${created.body.id}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);
   });
@@ -87,7 +79,7 @@ describe('orders', () => {
   });
 
   it('rejects every request that breaks the field rules with 400, reserving nothing', async () => {
-    const stock = await stocked(tenant, 3);
+    const stock = await stocked(ctx.tenant, 3);
     const stockLine = { name: 'Cup', quantity: 1, unit_price: 1, variant_id: stock.variantId, location_id: stock.locationId };
     const invalid: [string, Record<string, unknown>][] = [
       ['no line items', { line_items: [] }],
@@ -116,12 +108,12 @@ describe('orders', () => {
     }
     const discounted = await create(orderRequest({ line_items: [stockLine], discount_total: 5 }));
     expect(discounted.status).toBe(400);
-    expect(await stockLevel(tenant, stock)).toMatchObject({ available: 3, reserved: 0 });
+    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 3, reserved: 0 });
   });
 
   it('refuses an order whose stock is short with 409 naming the line, reserving none of its lines', async () => {
-    const plenty = await stocked(tenant, 10);
-    const scarce = await stocked(tenant, 1);
+    const plenty = await stocked(ctx.tenant, 10);
+    const scarce = await stocked(ctx.tenant, 1);
     const response = await create(
       orderRequest({
         line_items: [
@@ -132,8 +124,8 @@ describe('orders', () => {
     );
     expect(response.status).toBe(409);
     expect(response.body.error.details).toEqual([{ path: 'body.line_items.1', message: expect.stringContaining('1 available') }]);
-    expect(await stockLevel(tenant, plenty)).toMatchObject({ available: 10, reserved: 0 });
-    expect(await stockLevel(tenant, scarce)).toMatchObject({ available: 1, reserved: 0 });
+    expect(await stockLevel(ctx.tenant, plenty)).toMatchObject({ available: 10, reserved: 0 });
+    expect(await stockLevel(ctx.tenant, scarce)).toMatchObject({ available: 1, reserved: 0 });
 
     const unknownLocation = await create(orderRequest({ line_items: [{ name: 'X', quantity: 1, unit_price: 1, variant_id: randomUUID(), location_id: randomUUID() }] }));
     expect(unknownLocation.status).toBe(409);
@@ -141,25 +133,25 @@ describe('orders', () => {
   });
 
   it('returns the original order for a repeated idempotency key, and 409 for the key with another request', async () => {
-    const stock = await stocked(tenant, 5);
+    const stock = await stocked(ctx.tenant, 5);
     const request = orderRequest({ line_items: [{ name: 'Cup', quantity: 2, unit_price: 3, variant_id: stock.variantId, location_id: stock.locationId }] });
     const first = await create(request);
     const again = await create({ ...request, line_items: request.line_items.map((line) => ({ ...line })) });
     expect(first.status).toBe(201);
     expect(again.status).toBe(201);
     expect(again.body).toEqual(first.body);
-    expect(await stockLevel(tenant, stock)).toMatchObject({ available: 3, reserved: 2 });
+    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 3, reserved: 2 });
 
     const different = await create({ ...request, payment_transaction_id: 'pi_0000000000other' });
     expect(different.status).toBe(409);
     expect(different.body.error.details[0].path).toBe('body.idempotency_key');
 
-    const placed = (await readEvents(service.namespace, topics.orderEvents)).filter((e) => e.type === 'OrderPlaced' && e.envelope.aggregateId === first.body.id);
+    const placed = (await readEvents(ctx.service.namespace, topics.orderEvents)).filter((e) => e.type === 'OrderPlaced' && e.envelope.aggregateId === first.body.id);
     expect(placed).toHaveLength(1);
   });
 
   it('lists orders newest first with limit and offset bounds and the total', async () => {
-    const other = await newTenant(service.baseUrl);
+    const other = await ctx.newTenant();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await other.request('POST', '/api/v1/oms/orders', orderRequest())).body.id);
     const all = await other.request('GET', '/api/v1/oms/orders');
@@ -180,10 +172,10 @@ describe('orders', () => {
   });
 
   it('isolates tenants and orgs: orders and stock of others are invisible', async () => {
-    const stock = await stocked(tenant, 2);
+    const stock = await stocked(ctx.tenant, 2);
     const created = await create(orderRequest());
-    const stranger = await newTenant(service.baseUrl);
-    const sameTenantOtherOrg = await newTenant(service.baseUrl, { tenantId: tenant.tenantId });
+    const stranger = await ctx.newTenant();
+    const sameTenantOtherOrg = await ctx.newTenant({ tenantId: ctx.tenant.tenantId });
     for (const other of [stranger, sameTenantOtherOrg]) {
       expect((await other.request('GET', `/api/v1/oms/orders/${created.body.id}`)).status).toBe(404);
       expect((await other.request('POST', `/api/v1/oms/orders/${created.body.id}/status`, { status: 'processing' })).status).toBe(404);
@@ -199,41 +191,41 @@ describe('orders', () => {
       expect(sameKey.status).toBe(201);
       expect(sameKey.body.id).not.toBe(created.body.id);
     }
-    expect(await stockLevel(tenant, stock)).toMatchObject({ available: 2, reserved: 0 });
+    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 2, reserved: 0 });
   });
 });
 
 describe('inventory', () => {
   it('creates locations, sets and adjusts levels, never below zero', async () => {
-    const created = await tenant.request('POST', '/api/v1/oms/inventory/locations', { name: 'Berlin' });
+    const created = await ctx.tenant.request('POST', '/api/v1/oms/inventory/locations', { name: 'Berlin' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'Berlin' });
     const locationId = created.body.id;
-    expect((await tenant.request('GET', '/api/v1/oms/inventory/locations')).body).toContainEqual(created.body);
+    expect((await ctx.tenant.request('GET', '/api/v1/oms/inventory/locations')).body).toContainEqual(created.body);
 
     const variantId = randomUUID();
     const path = `/api/v1/oms/inventory/levels/${variantId}/${locationId}`;
-    const set = await tenant.request('PUT', path, { available: 7 });
+    const set = await ctx.tenant.request('PUT', path, { available: 7 });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ variant_id: variantId, location_id: locationId, available: 7, reserved: 0, on_hand: 7 });
 
-    const added = await tenant.request('POST', `${path}/adjustments`, { delta: 3 });
+    const added = await ctx.tenant.request('POST', `${path}/adjustments`, { delta: 3 });
     expect(added.body).toMatchObject({ available: 10, on_hand: 10 });
-    const taken = await tenant.request('POST', `${path}/adjustments`, { delta: -10 });
+    const taken = await ctx.tenant.request('POST', `${path}/adjustments`, { delta: -10 });
     expect(taken.body).toMatchObject({ available: 0 });
-    const below = await tenant.request('POST', `${path}/adjustments`, { delta: -1 });
+    const below = await ctx.tenant.request('POST', `${path}/adjustments`, { delta: -1 });
     expect(below.status).toBe(409);
     expect(below.body.error.code).toBe('conflict');
 
-    const unchanged = await tenant.request('PUT', path, { available: 0 });
+    const unchanged = await ctx.tenant.request('PUT', path, { available: 0 });
     expect(unchanged.body.updated_at).toBe(taken.body.updated_at);
 
-    const levels = await tenant.request('GET', `/api/v1/oms/inventory/levels?location_id=${locationId}`);
+    const levels = await ctx.tenant.request('GET', `/api/v1/oms/inventory/levels?location_id=${locationId}`);
     expect(levels.body).toEqual([unchanged.body]);
   });
 
   it('refuses invalid inventory requests', async () => {
-    const { body: location } = await tenant.request('POST', '/api/v1/oms/inventory/locations', { name: 'Paris' });
+    const { body: location } = await ctx.tenant.request('POST', '/api/v1/oms/inventory/locations', { name: 'Paris' });
     const path = `/api/v1/oms/inventory/levels/${randomUUID()}/${location.id}`;
     const cases: [string, string, unknown, number][] = [
       ['POST', '/api/v1/oms/inventory/locations', { name: '' }, 400],
@@ -246,11 +238,11 @@ describe('inventory', () => {
       ['PUT', `/api/v1/oms/inventory/levels/${randomUUID()}/${randomUUID()}`, { available: 1 }, 404],
       ['GET', '/api/v1/oms/inventory/levels?variant_id=nope', undefined, 400],
     ];
-    for (const [method, url, body, status] of cases) expect((await tenant.request(method, url, body)).status, `${method} ${url} ${JSON.stringify(body)}`).toBe(status);
+    for (const [method, url, body, status] of cases) expect((await ctx.tenant.request(method, url, body)).status, `${method} ${url} ${JSON.stringify(body)}`).toBe(status);
   });
 
   it('documents the order and inventory endpoints in the OpenAPI document', async () => {
-    const document = await (await fetch(`${service.baseUrl}/openapi.json`)).json();
+    const document = await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json();
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining([
         '/api/v1/oms/orders',

@@ -1,24 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UNITS } from '../../commands/oms/inventory.ts';
-import { newTenant, type Tenant } from '../support/client.ts';
+import type { Tenant } from '../support/client.ts';
 import { eventually, orderRequest, stocked, stockLevel } from '../support/orders.ts';
-import { startService, type Service } from '../support/service.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 /**
  * Issue 8, item 4: `reserved` is a 32-bit integer in the read model. Re-stocking 10^9 units and ordering
  * 250 lines × 1 000 000 units of them, the ninth order took it past 2^31 − 1; the projection then retried that
  * event forever and every tenant's inventory and order writes answered 503.
  */
-let service: Service;
+const ctx = useServiceAndTenant();
 let tester: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  service = await startService();
-  [tester, other] = await Promise.all([newTenant(service.baseUrl), newTenant(service.baseUrl)]);
+  tester = ctx.tenant;
+  other = await ctx.newTenant();
 });
-afterAll(() => service?.stop());
 
 type Order = { id: string; status: string; line_items: { quantity: number; variant_id: string | null }[] };
 

@@ -1,25 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTenant, type Tenant } from '../support/client.ts';
-import { startService, type Service } from '../support/service.ts';
+import { describe, expect, it } from 'vitest';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let service: Service;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  service = await startService();
-  tenant = await newTenant(service.baseUrl);
-});
-afterAll(() => service?.stop());
+const ctx = useServiceAndTenant();
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('products', () => {
   it('creates a product and reads it back at once', async () => {
-    const created = await tenant.request('POST', '/api/v1/pim/products', { title: 'Espresso cup', description: 'Porcelain, 90 ml', category: 'kitchen' });
+    const created = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Espresso cup', description: 'Porcelain, 90 ml', category: 'kitchen' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
-      org_id: tenant.orgId,
-      tenant_id: tenant.tenantId,
+      org_id: ctx.tenant.orgId,
+      tenant_id: ctx.tenant.tenantId,
       title: 'Espresso cup',
       description: 'Porcelain, 90 ml',
       category: 'kitchen',
@@ -28,47 +20,47 @@ describe('products', () => {
     expect(created.body.id).toMatch(uuidPattern);
     expect(created.body.created_at).toBe(created.body.updated_at);
 
-    const read = await tenant.request('GET', `/api/v1/pim/products/${created.body.id}`);
+    const read = await ctx.tenant.request('GET', `/api/v1/pim/products/${created.body.id}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);
 
-    const list = await tenant.request('GET', '/api/v1/pim/products');
+    const list = await ctx.tenant.request('GET', '/api/v1/pim/products');
     expect(list.status).toBe(200);
     expect(list.body.map((p: { id: string }) => p.id)).toContain(created.body.id);
   });
 
   it('updates only what is sent, clears with null, and moves updated_at only on a real change', async () => {
-    const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Tea pot', description: 'Cast iron' });
+    const { body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Tea pot', description: 'Cast iron' });
     await new Promise((r) => setTimeout(r, 5));
-    const updated = await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Tea pot 1 l', description: null });
+    const updated = await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Tea pot 1 l', description: null });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ id: product.id, title: 'Tea pot 1 l', description: null, category: null, created_at: product.created_at });
     expect(Date.parse(updated.body.updated_at)).toBeGreaterThan(Date.parse(product.updated_at));
 
-    const read = await tenant.request('GET', `/api/v1/pim/products/${product.id}`);
+    const read = await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}`);
     expect(read.body).toEqual(updated.body);
 
-    const unchanged = await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Tea pot 1 l' });
+    const unchanged = await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Tea pot 1 l' });
     expect(unchanged.status).toBe(200);
     expect(unchanged.body.updated_at).toBe(updated.body.updated_at);
   });
 
   it('deletes a product permanently with 204, then 404 everywhere', async () => {
-    const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Short-lived' });
-    await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'SL-1', price: 1 });
-    const deleted = await tenant.request('DELETE', `/api/v1/pim/products/${product.id}`);
+    const { body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Short-lived' });
+    await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'SL-1', price: 1 });
+    const deleted = await ctx.tenant.request('DELETE', `/api/v1/pim/products/${product.id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBeNull();
-    expect((await tenant.request('GET', `/api/v1/pim/products/${product.id}`)).status).toBe(404);
-    expect((await tenant.request('DELETE', `/api/v1/pim/products/${product.id}`)).status).toBe(404);
-    expect((await tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Back' })).status).toBe(404);
-    expect((await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'SL-2' })).status).toBe(404);
-    const list = await tenant.request('GET', '/api/v1/pim/products');
+    expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}`)).status).toBe(404);
+    expect((await ctx.tenant.request('DELETE', `/api/v1/pim/products/${product.id}`)).status).toBe(404);
+    expect((await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Back' })).status).toBe(404);
+    expect((await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'SL-2' })).status).toBe(404);
+    const list = await ctx.tenant.request('GET', '/api/v1/pim/products');
     expect(list.body.map((p: { id: string }) => p.id)).not.toContain(product.id);
   });
 
   it('adds variants with exact decimal prices', async () => {
-    const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Mug' });
+    const { body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Mug' });
     const cases: [unknown, string][] = [
       [19.99, '19.99'],
       [0.1, '0.10'],
@@ -78,23 +70,23 @@ describe('products', () => {
     ];
     const created = [];
     for (const [price, expected] of cases) {
-      const variant = await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: `MUG-${expected}`, price, currency: 'eur' });
+      const variant = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: `MUG-${expected}`, price, currency: 'eur' });
       expect(variant.status).toBe(201);
       expect(variant.body).toMatchObject({ product_id: product.id, sku: `MUG-${expected}`, price: expected, currency: 'EUR', barcode: null });
       expect(variant.body.id).toMatch(uuidPattern);
       created.push(variant.body);
     }
-    const bare = await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, {});
+    const bare = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, {});
     expect(bare.status).toBe(201);
     expect(bare.body).toMatchObject({ sku: null, price: null, currency: null });
 
-    const list = await tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`);
+    const list = await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`);
     expect(list.status).toBe(200);
     expect(list.body).toEqual([...created, bare.body]);
   });
 
   it('keeps every one of 50 concurrent creates', async () => {
-    const crowd = await newTenant(service.baseUrl);
+    const crowd = await ctx.newTenant();
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) => crowd.request('POST', '/api/v1/pim/products', { title: `Concurrent ${i}` })),
     );
@@ -107,7 +99,7 @@ describe('products', () => {
   });
 
   it('lists at most 100 products, most recently created first', async () => {
-    const big = await newTenant(service.baseUrl);
+    const big = await ctx.newTenant();
     for (let wave = 0; wave < 7; wave++) {
       await Promise.all(Array.from({ length: 15 }, (_, i) => big.request('POST', '/api/v1/pim/products', { title: `P${wave * 15 + i}` })));
     }
@@ -120,7 +112,7 @@ describe('products', () => {
   });
 
   it('counts the catalog from the read models', async () => {
-    const counted = await newTenant(service.baseUrl);
+    const counted = await ctx.newTenant();
     const empty = await counted.request('GET', '/api/v1/pim/stats');
     expect(empty.status).toBe(200);
     expect(empty.body).toEqual({
@@ -143,7 +135,7 @@ describe('products', () => {
   });
 
   it('keeps an audit trail of who changed what, newest first', async () => {
-    const audited = await newTenant(service.baseUrl, { email: 'auditor@example.com' });
+    const audited = await ctx.newTenant({ email: 'auditor@example.com' });
     const { body: product } = await audited.request('POST', '/api/v1/pim/products', { title: 'Audited', category: 'x' });
     const { body: variant } = await audited.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'AU-1', price: 2.5, currency: 'USD' });
     await audited.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Audited again' });
@@ -164,13 +156,13 @@ describe('products', () => {
   });
 
   it('serves its OpenAPI document', async () => {
-    const response = await fetch(`${service.baseUrl}/openapi.json`);
+    const response = await fetch(`${ctx.service.baseUrl}/openapi.json`);
     expect(response.status).toBe(200);
     const document = await response.json();
     expect(document.openapi).toMatch(/^3\./);
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/api/v1/pim/products', '/api/v1/pim/products/{id}', '/api/v1/pim/products/{product_id}/variants', '/api/v1/pim/stats', '/api/v1/pim/audit']),
     );
-    expect((await fetch(`${service.baseUrl}/docs`)).status).toBe(200);
+    expect((await fetch(`${ctx.service.baseUrl}/docs`)).status).toBe(200);
   });
 });

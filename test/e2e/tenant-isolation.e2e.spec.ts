@@ -1,23 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTenant, type Tenant } from '../support/client.ts';
-import { startService, type Service } from '../support/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Tenant } from '../support/client.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let service: Service;
+const ctx = useServiceAndTenant();
 let owner: Tenant;
 let product: { id: string; title: string };
 let variant: { id: string };
 
 beforeAll(async () => {
-  service = await startService();
-  owner = await newTenant(service.baseUrl);
+  owner = ctx.tenant;
   product = (await owner.request('POST', '/api/v1/pim/products', { title: 'Secret formula' })).body;
   variant = (await owner.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'SECRET-1', price: 9.5 })).body;
 });
-afterAll(() => service?.stop());
 
 const outsiders = async () => [
-  { who: 'another tenant', tenant: await newTenant(service.baseUrl) },
-  { who: 'another org of the same tenant', tenant: await newTenant(service.baseUrl, { tenantId: owner.tenantId }) },
+  { who: 'another tenant', tenant: await ctx.newTenant() },
+  { who: 'another org of the same tenant', tenant: await ctx.newTenant({ tenantId: owner.tenantId }) },
 ];
 
 describe('tenant isolation', () => {

@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTenant, type Tenant } from '../support/client.ts';
-import { startService, type Service } from '../support/service.ts';
+import { describe, expect, it } from 'vitest';
+import type { Tenant } from '../support/client.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let service: Service;
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(() => service?.stop());
+const ctx = useServiceAndTenant();
 
 type Issue = { id: string; product_id: string; issue_type: string; severity: string; message: string; resolved: boolean; tenant_id: string; org_id: string };
 
@@ -29,7 +24,7 @@ const types = (list: Issue[]) => list.map((i) => i.issue_type).sort();
 
 describe('validation issues', () => {
   it('raises MISSING_DESCRIPTION and LOW_QUALITY_SCORE, and resolves them when the product is fixed', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Bare' });
     expect(product.quality_score).toBe(10);
     const raised = await eventually(() => issuesOf(tenant, product.id), (l) => l.length === 2, 'issues for a bare product');
@@ -51,7 +46,7 @@ describe('validation issues', () => {
   });
 
   it('raises INVALID_BARCODE for a wrong GTIN check digit, and deleting the product resolves all its issues', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Barcoded', description: 'Has codes', category: 'c' });
     await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'BC-1', barcode: '4006381333931', price: 1 });
     const { body: bad } = await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'BC-2', barcode: '4006381333932', price: 1 });
@@ -64,7 +59,7 @@ describe('validation issues', () => {
   });
 
   it('flags a DUPLICATE_SKU on both products, and resolving one resolves the pair', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const make = async (title: string) => (await tenant.request('POST', '/api/v1/pim/products', { title, description: 'd', category: 'c' })).body;
     const a = await make('First');
     const b = await make('Second');
@@ -80,7 +75,7 @@ describe('validation issues', () => {
     await eventually(() => issues(tenant), (l) => l.every((i) => i.issue_type !== 'DUPLICATE_SKU'), 'the pair resolved');
 
     // The same SKU in another tenant is no duplicate.
-    const other = await newTenant(service.baseUrl);
+    const other = await ctx.newTenant();
     const { body: c } = await other.request('POST', '/api/v1/pim/products', { title: 'Elsewhere', description: 'd', category: 'c' });
     await other.request('POST', `/api/v1/pim/products/${c.id}/variants`, { sku: 'SAME-1', price: 2 });
     await tenant.request('POST', '/api/v1/pim/products', { title: 'Marker' });
@@ -89,7 +84,7 @@ describe('validation issues', () => {
   });
 
   it("flags a product's own SKU that a variant of another product also uses", async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const { body: a } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Own SKU', sku: 'SHARED', description: 'd', category: 'c' });
     const { body: b } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Variant SKU', description: 'd', category: 'c' });
     await tenant.request('POST', `/api/v1/pim/products/${b.id}/variants`, { sku: 'SHARED', price: 1 });
@@ -101,17 +96,17 @@ describe('validation issues', () => {
   });
 
   it('keeps issues to their tenant and org', async () => {
-    const owner = await newTenant(service.baseUrl);
+    const owner = await ctx.newTenant();
     const { body: product } = await owner.request('POST', '/api/v1/pim/products', { title: 'Owned' });
     await eventually(() => issuesOf(owner, product.id), (l) => l.length === 2, 'owner issues');
-    for (const outsider of [await newTenant(service.baseUrl), await newTenant(service.baseUrl, { tenantId: owner.tenantId })]) {
+    for (const outsider of [await ctx.newTenant(), await ctx.newTenant({ tenantId: owner.tenantId })]) {
       expect(await issues(outsider)).toEqual([]);
       expect((await outsider.request('GET', '/api/v1/pim/stats')).body.validation_issues).toBe(0);
     }
   });
 
   it('scores the documented example product 70', async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     // docs/decisions.md: title 10 + description 20 + category 15 + a priced variant 15 + valid barcodes 10 = 70.
     const { body: product } = await tenant.request('POST', '/api/v1/pim/products', { title: 'Espresso cup', description: 'Porcelain, 90 ml', category: 'kitchen' });
     expect(product.quality_score).toBe(45);
@@ -122,7 +117,7 @@ describe('validation issues', () => {
   });
 
   it("earns the template's 10 points when its required attributes are filled, here and in LOW_QUALITY_SCORE", async () => {
-    const tenant = await newTenant(service.baseUrl);
+    const tenant = await ctx.newTenant();
     const attribute = async (body: object) => (await tenant.request('POST', '/api/v1/pim/attributes', body)).body.id as string;
     const weight = await attribute({ name: 'Weight', slug: 'weight', type: 'NUMBER' });
     const colour = await attribute({ name: 'Colour', slug: 'colour', type: 'SELECT', options: ['red', 'blue'] });
