@@ -2,32 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { MAX_LINE_QUANTITY, MAX_ORDER_LINES, orderDecider, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
 import { ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification, type WithoutMetadata } from '../support/decider-specification.ts';
+import { placeOrderCommand } from '../support/place-order-command.ts';
 
 const given = DeciderSpecification.for(orderDecider);
 
 const orderId = '33333333-3333-4333-8333-333333333333';
 
 const line: OrderLineRequest = { name: 'Cup', quantity: 1, unitPrice: '1.00', variantId: 'v1', locationId: 'l1', sku: null, variantLabel: null, requiresShipment: true };
-const place = (lines: OrderLineRequest[], charges: Partial<Pick<PlaceOrder['data'], 'discountTotal' | 'shippingTotal' | 'taxTotal'>> = {}): WithoutMetadata<PlaceOrder> => ({
-  type: 'PlaceOrder',
-  data: {
-    orderId,
-    idempotencyKey: 'k1',
-    requestHash: 'h1',
-    currency: 'USD',
-    customerId: null,
-    salesChannel: null,
-    platform: null,
-    paymentProvider: 'stripe',
-    paymentTransactionId: 'pi_12345678',
-    tags: [],
-    discountTotal: '0.00',
-    shippingTotal: '0.00',
-    taxTotal: '0.00',
-    lines,
-    ...charges,
-  },
-});
+const place = (lines: OrderLineRequest[], charges: Partial<Pick<PlaceOrder['data'], 'discountTotal' | 'shippingTotal' | 'taxTotal'>> = {}) =>
+  placeOrderCommand({ orderId, lines, ...charges });
 const lines = (count: number, overrides: Partial<OrderLineRequest> = {}) => Array.from({ length: count }, () => ({ ...line, ...overrides }));
 
 /** The order is refused with a ValidationError whose details name these paths. */

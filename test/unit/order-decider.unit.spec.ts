@@ -1,32 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { evolve, initialState, orderDecider, type OrderCommand, type OrderEvent, type OrderStatus, type PlaceOrder } from '../../commands/oms/order.ts';
+import { evolve, initialState, orderDecider, type OrderCommand, type OrderEvent, type OrderStatus } from '../../commands/oms/order.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification, type WithoutMetadata } from '../support/decider-specification.ts';
+import { placeOrderCommand } from '../support/place-order-command.ts';
 
 const given = DeciderSpecification.for(orderDecider);
 
 const orderId = '22222222-2222-4222-8222-222222222222';
 
 const line = { name: 'Cup', quantity: 3, unitPrice: '19.99', variantId: 'v1', locationId: 'l1', sku: null, variantLabel: null, requiresShipment: true };
-const place: WithoutMetadata<PlaceOrder> = {
-  type: 'PlaceOrder',
-  data: {
-    orderId,
-    idempotencyKey: 'k1',
-    requestHash: 'h1',
-    currency: 'USD',
-    customerId: null,
-    salesChannel: null,
-    platform: null,
-    paymentProvider: 'stripe',
-    paymentTransactionId: 'pi_12345678',
-    tags: [],
-    discountTotal: '0.00',
-    shippingTotal: '0.00',
-    taxTotal: '0.00',
-    lines: [line, { ...line, name: 'A', quantity: 1, unitPrice: '0.10' }, { ...line, name: 'B', quantity: 1, unitPrice: '0.20' }],
-  },
-};
+const place = placeOrderCommand({ orderId, lines: [line, { ...line, name: 'A', quantity: 1, unitPrice: '0.10' }, { ...line, name: 'B', quantity: 1, unitPrice: '0.20' }] });
 const placed = given().when(place).events()[0] as OrderEvent;
 const confirmed: OrderEvent = { type: 'OrderConfirmed', data: { orderId, paymentStatus: 'authorized' } };
 /** A move to cancelled or shipped ends the reservation: the event names its lines (the first line is inventory-backed). */
