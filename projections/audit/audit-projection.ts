@@ -36,16 +36,22 @@ const record = (event: RecordedEvent, { table }: ProjectionContext, entry: Audit
     .onConflict('id')
     .ignore();
 
-/** A record created: `entityType` names it, `id` its own id, the other fields are the details. */
-const created = (event: RecordedEvent, context: ProjectionContext, entityType: string, id: string, fields: Record<string, unknown>) =>
-  record(event, context, { action: `${entityType}.created`, entityType, entityId: id, details: snakeKeys(fields) });
+/** A record created: `idField` holds its id; its other fields, less those `hidden`, are the details. */
+const created = <K extends PropertyKey, D extends Record<K, string>>(
+  event: RecordedEvent & { data: D },
+  context: ProjectionContext,
+  entityType: string,
+  idField: K,
+  ...hidden: (keyof D)[]
+) => {
+  const omitted = new Set<PropertyKey>([idField, ...hidden]);
+  const fields = Object.fromEntries(Object.entries(event.data).filter(([key]) => !omitted.has(key)));
+  return record(event, context, { action: `${entityType}.created`, entityType, entityId: event.data[idField], details: snakeKeys(fields) });
+};
 
 const handlers: EventHandlers<AuditedEvent> = {
-  ProductCreated: (event, context) => {
-    // The template's requirements are the template's business, not what the user wrote.
-    const { productId, templateRequiredAttributeIds: _requirements, ...fields } = event.data;
-    return created(event, context, 'product', productId, fields);
-  },
+  // The template's requirements are the template's business, not what the user wrote.
+  ProductCreated: (event, context) => created(event, context, 'product', 'productId', 'templateRequiredAttributeIds'),
   ProductUpdated: (event, context) =>
     record(event, context, {
       action: 'product.updated',
@@ -61,34 +67,13 @@ const handlers: EventHandlers<AuditedEvent> = {
     }),
   ProductDeleted: (event, context) =>
     record(event, context, { action: 'product.deleted', entityType: 'product', entityId: event.data.productId, details: { variant_ids: event.data.variantIds } }),
-  VariantAdded: (event, context) => {
-    const { variantId, productId, ...fields } = event.data;
-    return record(event, context, { action: 'variant.created', entityType: 'variant', entityId: variantId, details: { product_id: productId, ...fields } });
-  },
-  MediaAdded: (event, context) => {
-    const { mediaId, ...fields } = event.data;
-    return created(event, context, 'media', mediaId, fields);
-  },
-  CategoryCreated: (event, context) => {
-    const { taxonomyId: _t, categoryId, ...fields } = event.data;
-    return created(event, context, 'category', categoryId, fields);
-  },
-  AttributeCreated: (event, context) => {
-    const { taxonomyId: _t, attributeId, ...fields } = event.data;
-    return created(event, context, 'attribute', attributeId, fields);
-  },
-  AttributeGroupCreated: (event, context) => {
-    const { taxonomyId: _t, attributeGroupId, ...fields } = event.data;
-    return created(event, context, 'attribute_group', attributeGroupId, fields);
-  },
-  TemplateCreated: (event, context) => {
-    const { taxonomyId: _t, templateId, ...fields } = event.data;
-    return created(event, context, 'template', templateId, fields);
-  },
-  BrandCreated: (event, context) => {
-    const { brandId, ...fields } = event.data;
-    return created(event, context, 'brand', brandId, fields);
-  },
+  VariantAdded: (event, context) => created(event, context, 'variant', 'variantId'),
+  MediaAdded: (event, context) => created(event, context, 'media', 'mediaId'),
+  CategoryCreated: (event, context) => created(event, context, 'category', 'categoryId', 'taxonomyId'),
+  AttributeCreated: (event, context) => created(event, context, 'attribute', 'attributeId', 'taxonomyId'),
+  AttributeGroupCreated: (event, context) => created(event, context, 'attribute_group', 'attributeGroupId', 'taxonomyId'),
+  TemplateCreated: (event, context) => created(event, context, 'template', 'templateId', 'taxonomyId'),
+  BrandCreated: (event, context) => created(event, context, 'brand', 'brandId'),
 };
 
 /** The immutable audit trail: one row per catalog event, never updated or deleted. */

@@ -1,20 +1,19 @@
 import type { Knex } from 'knex';
 import type { ProjectionMigration } from '../../ledger/projection.ts';
+import { instant, ownedRecord } from '../table-columns.ts';
 
 export const catalogMigrations: ProjectionMigration[] = [
   {
     name: '001-products-and-variants',
     up: async (db, schema) => {
       await db.schema.withSchema(schema).createTable('products', (t) => {
-        t.uuid('id').primary();
-        t.uuid('tenant_id').notNullable();
-        t.uuid('org_id').notNullable();
+        ownedRecord(t);
         t.text('title').notNullable();
         t.text('description');
         t.text('category');
         t.text('status').notNullable();
-        t.timestamp('created_at', { useTz: true, precision: 3 }).notNullable();
-        t.timestamp('updated_at', { useTz: true, precision: 3 }).notNullable();
+        instant(t, 'created_at');
+        instant(t, 'updated_at');
         t.index(['tenant_id', 'org_id', 'created_at']);
       });
       await db.schema.withSchema(schema).createTable('variants', (t) => {
@@ -27,7 +26,7 @@ export const catalogMigrations: ProjectionMigration[] = [
         // Kept as the exact decimal text the event carries; numeric would re-scale it.
         t.text('price');
         t.text('currency');
-        t.timestamp('created_at', { useTz: true, precision: 3 }).notNullable();
+        instant(t, 'created_at');
         t.index(['tenant_id', 'org_id']);
       });
     },
@@ -36,15 +35,13 @@ export const catalogMigrations: ProjectionMigration[] = [
     name: '002-taxonomy-and-brands',
     up: async (db, schema) => {
       const owned = (t: Knex.CreateTableBuilder) => {
-        t.uuid('id').primary();
-        t.uuid('tenant_id').notNullable();
-        t.uuid('org_id').notNullable();
+        ownedRecord(t);
         t.text('name').notNullable();
         t.text('description');
       };
       const timestamps = (t: Knex.CreateTableBuilder) => {
-        t.timestamp('created_at', { useTz: true, precision: 3 }).notNullable();
-        t.timestamp('updated_at', { useTz: true, precision: 3 }).notNullable();
+        instant(t, 'created_at');
+        instant(t, 'updated_at');
         t.index(['tenant_id', 'org_id', 'created_at']);
       };
       await db.schema.withSchema(schema).createTable('categories', (t) => {
@@ -89,16 +86,14 @@ export const catalogMigrations: ProjectionMigration[] = [
         t.integer('quality_score');
       });
       await db.schema.withSchema(schema).createTable('media', (t) => {
-        t.uuid('id').primary();
-        t.uuid('tenant_id').notNullable();
-        t.uuid('org_id').notNullable();
+        ownedRecord(t);
         t.uuid('product_id').notNullable().index();
         t.uuid('variant_id');
         t.text('url').notNullable();
         t.text('alt_text');
         t.integer('sort_order').notNullable();
-        t.timestamp('created_at', { useTz: true, precision: 3 }).notNullable();
-        t.timestamp('updated_at', { useTz: true, precision: 3 }).notNullable();
+        instant(t, 'created_at');
+        instant(t, 'updated_at');
         t.index(['tenant_id', 'org_id', 'sort_order']);
       });
     },

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
+import { rowCount } from '../row-count.ts';
 import { catalogProjection } from './catalog-projection.ts';
 
 export type Scope = { tenantId: string; orgId: string };
@@ -53,10 +54,9 @@ export const findVariant = (db: Knex, scope: Scope, id: string): Promise<Variant
   scoped(variants(db), scope).where({ id }).first('id', 'product_id', 'sku', 'barcode', 'price', 'currency', 'created_at');
 
 export async function catalogCounts(db: Knex, scope: Scope) {
-  const count = async (query: Knex.QueryBuilder) => Number(((await query.count({ n: '*' }).first()) as { n: string }).n);
   return {
-    total_products: await count(scoped(products(db), scope)),
-    active_products: await count(scoped(products(db), scope).where({ status: 'ACTIVE' })),
-    total_variants: await count(scoped(variants(db), scope)),
+    total_products: await rowCount(scoped(products(db), scope)),
+    active_products: await rowCount(scoped(products(db), scope).where({ status: 'ACTIVE' })),
+    total_variants: await rowCount(scoped(variants(db), scope)),
   };
 }

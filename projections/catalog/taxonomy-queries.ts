@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
+import { rowCount } from '../row-count.ts';
 import { catalogProjection } from './catalog-projection.ts';
 import type { Scope } from './catalog-queries.ts';
 
@@ -24,8 +25,8 @@ export const listOwned = <T extends keyof Tables>(db: Knex, tableName: T, { tena
 export const findOwned = <T extends keyof Tables>(db: Knex, tableName: T, { tenantId, orgId }: Scope, id: string): Promise<Tables[T] | undefined> =>
   db(`${schema}.${tableName}`).where({ tenant_id: tenantId, org_id: orgId, id }).first();
 
-export const countOwned = async (db: Knex, tableName: keyof Tables, { tenantId, orgId }: Scope): Promise<number> =>
-  Number(((await db(`${schema}.${tableName}`).where({ tenant_id: tenantId, org_id: orgId }).count({ n: '*' }).first()) as { n: string }).n);
+export const countOwned = (db: Knex, tableName: keyof Tables, { tenantId, orgId }: Scope): Promise<number> =>
+  rowCount(db(`${schema}.${tableName}`).where({ tenant_id: tenantId, org_id: orgId }));
 
 export type MediaRow = {
   id: string;

@@ -1,16 +1,12 @@
-import type { Knex } from 'knex';
 import type { ProjectionMigration } from '../../ledger/projection.ts';
-
-const at = (t: Knex.CreateTableBuilder, name: string) => t.timestamp(name, { useTz: true, precision: 3 }).notNullable();
+import { instant, ownedRecord } from '../table-columns.ts';
 
 export const omsMigrations: ProjectionMigration[] = [
   {
     name: '001-orders-and-inventory',
     up: async (db, schema) => {
       await db.schema.withSchema(schema).createTable('orders', (t) => {
-        t.uuid('id').primary();
-        t.uuid('tenant_id').notNullable();
-        t.uuid('org_id').notNullable();
+        ownedRecord(t);
         t.text('status').notNullable();
         t.text('idempotency_key').notNullable();
         t.text('currency').notNullable();
@@ -25,8 +21,8 @@ export const omsMigrations: ProjectionMigration[] = [
         t.jsonb('tags').notNullable();
         t.jsonb('line_items').notNullable();
         t.jsonb('rejection');
-        at(t, 'created_at');
-        at(t, 'updated_at');
+        instant(t, 'created_at');
+        instant(t, 'updated_at');
         t.index(['tenant_id', 'org_id', 'created_at']);
       });
       await db.schema.withSchema(schema).createTable('order_status_history', (t) => {
@@ -37,21 +33,19 @@ export const omsMigrations: ProjectionMigration[] = [
         t.text('requested_status');
         t.text('outcome').notNullable();
         t.text('reason');
-        at(t, 'at');
+        instant(t, 'at');
         t.primary(['order_id', 'offset']);
       });
       // Which orders' reservations this read model has applied (levels move in the same transaction).
       await db.schema.withSchema(schema).createTable('stock_reservations', (t) => {
         t.uuid('order_id').primary();
         t.text('status').notNullable();
-        at(t, 'updated_at');
+        instant(t, 'updated_at');
       });
       await db.schema.withSchema(schema).createTable('stock_locations', (t) => {
-        t.uuid('id').primary();
-        t.uuid('tenant_id').notNullable();
-        t.uuid('org_id').notNullable();
+        ownedRecord(t);
         t.text('name').notNullable();
-        at(t, 'created_at');
+        instant(t, 'created_at');
         t.index(['tenant_id', 'org_id', 'created_at']);
       });
       await db.schema.withSchema(schema).createTable('stock_levels', (t) => {
@@ -61,7 +55,7 @@ export const omsMigrations: ProjectionMigration[] = [
         t.uuid('location_id').notNullable();
         t.integer('available').notNullable();
         t.integer('reserved').notNullable();
-        at(t, 'updated_at');
+        instant(t, 'updated_at');
         t.primary(['tenant_id', 'org_id', 'variant_id', 'location_id']);
       });
     },

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
+import { rowCount } from '../row-count.ts';
 import { omsProjection } from './oms-projection.ts';
 
 export type Scope = { tenantId: string; orgId: string };
@@ -75,13 +76,12 @@ export async function findDecidedOrder(db: Knex, scope: Scope, id: string): Prom
 
 /** Newest first; pending orders (still being decided) are left out, so a page never shows an order that may yet be rejected. */
 export async function listOrders(db: Knex, scope: Scope, limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
-  const rows = (await orders(db, scope)
+  const rows: OrderRow[] = await orders(db, scope)
     .whereNot({ status: 'pending' })
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
     .limit(limit)
-    .offset(offset)) as OrderRow[];
-  const { n } = (await scoped(db, 'orders', scope).whereNot({ status: 'pending' }).count({ n: '*' }).first()) as { n: string };
-  return { rows, total: Number(n) };
+    .offset(offset);
+  return { rows, total: await rowCount(scoped(db, 'orders', scope).whereNot({ status: 'pending' })) };
 }
 
 export type LocationRow = { id: string; name: string; created_at: Date };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
+import { rowCount } from '../row-count.ts';
 import type { Scope } from '../catalog/catalog-queries.ts';
 import { validationProjection } from './validation-projection.ts';
 
@@ -24,5 +25,5 @@ export const openIssues = (db: Knex, { tenantId, orgId }: Scope, limit = 1000): 
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
     .limit(limit);
 
-export const openIssueCount = async (db: Knex, { tenantId, orgId }: Scope): Promise<number> =>
-  Number(((await db(`${schema}.validation_issues`).where({ tenant_id: tenantId, org_id: orgId, resolved: false }).count({ n: '*' }).first()) as { n: string }).n);
+export const openIssueCount = (db: Knex, { tenantId, orgId }: Scope): Promise<number> =>
+  rowCount(db(`${schema}.validation_issues`).where({ tenant_id: tenantId, org_id: orgId, resolved: false }));
