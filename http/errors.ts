@@ -3,7 +3,7 @@ import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import kafkajs from 'kafkajs';
 import { CommandTimeoutError } from '../ledger/command-bus.ts';
-import { ConflictError, DomainError, IllegalStateError, NotFoundError, PayloadTooLargeError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
+import { ConflictError, DomainError, NotFoundError, PayloadTooLargeError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
 import { UnavailableError } from '../ledger/dependencies.ts';
 import { ProjectionLagError } from '../ledger/projection-waiter.ts';
 
@@ -43,7 +43,7 @@ const isDatabaseUnavailable = (error: unknown): boolean => {
 const statusOf = (error: DomainError): number => {
   if (error instanceof ValidationError) return 400;
   if (error instanceof NotFoundError) return 404;
-  if (error instanceof ConflictError || error instanceof IllegalStateError) return 409;
+  if (error instanceof ConflictError) return 409;
   if (error instanceof PayloadTooLargeError) return 413;
   return 400;
 };

@@ -21,27 +21,24 @@ export class ConflictError extends DomainError {
   readonly code = 'conflict';
 }
 
-export class IllegalStateError extends DomainError {
-  readonly code = 'illegal_state';
-}
-
 /** A request whose command would not fit one Kafka record (RECORD_LIMIT_BYTES). */
 export class PayloadTooLargeError extends DomainError {
   readonly code = 'payload_too_large';
 }
 
 export type SerializedDomainError = {
-  kind: 'validation' | 'not_found' | 'conflict' | 'illegal_state' | 'internal';
+  kind: 'validation' | 'not_found' | 'conflict' | 'internal';
   message: string;
   details: ErrorDetail[];
 };
 
+/** Deciders refuse with these three; any other domain error reaching a processor is its fault, not the client's. */
 export function serializeDomainError(error: DomainError): SerializedDomainError {
   const kind =
     error instanceof ValidationError ? 'validation'
     : error instanceof NotFoundError ? 'not_found'
     : error instanceof ConflictError ? 'conflict'
-    : 'illegal_state';
+    : 'internal';
   return { kind, message: error.message, details: error.details };
 }
 
@@ -54,8 +51,6 @@ export function deserializeDomainError(error: SerializedDomainError): Error {
       return new NotFoundError(error.message, error.details);
     case 'conflict':
       return new ConflictError(error.message, error.details);
-    case 'illegal_state':
-      return new IllegalStateError(error.message, error.details);
     case 'internal':
       return new Error(error.message);
     default: {

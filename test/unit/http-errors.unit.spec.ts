@@ -1,7 +1,7 @@
 import { KafkaJSConnectionError } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { CommandTimeoutError } from '../../ledger/command-bus.ts';
-import { ConflictError, IllegalStateError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { ProjectionLagError } from '../../ledger/projection-waiter.ts';
 import { ForbiddenError, getHttpResponseFromError, RETRY_AFTER_SECONDS, UnauthorizedError } from '../../http/errors.ts';
 import { UnavailableError } from '../../ledger/dependencies.ts';
@@ -13,7 +13,6 @@ describe('getHttpResponseFromError', () => {
     [new ForbiddenError('not yours'), 403, 'forbidden'],
     [new NotFoundError('gone'), 404, 'not_found'],
     [new ConflictError('taken'), 409, 'conflict'],
-    [new IllegalStateError('not now'), 409, 'illegal_state'],
     [Object.assign(new Error('Body is not valid JSON'), { statusCode: 400 }), 400, 'bad_request'],
     [Object.assign(new Error('Request body is too large'), { statusCode: 413 }), 413, 'payload_too_large'],
     [Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), 415, 'unsupported_media_type'],
