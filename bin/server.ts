@@ -1,12 +1,15 @@
+import { aggregates } from '../commands/index.ts';
+import { eventRoutes } from '../consumers/index.ts';
+import { buildApp } from '../http/app.ts';
 import { loadConfig } from '../ledger/config.ts';
 import { createLogger } from '../ledger/logger.ts';
-import { buildApp } from '../http/app.ts';
+import { projections } from '../projections/index.ts';
 
 /** Serves the API with the command processors and projections in this one process. */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
-  const app = await buildApp(config, logger);
+  const app = await buildApp(config, logger, { aggregates, routes: eventRoutes, projections });
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await app.close();

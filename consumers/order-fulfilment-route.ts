@@ -1,15 +1,11 @@
-import { inventoryIdOf, type InventoryEvent, type ReleaseStock, type ReserveStock, type ShipStock } from '../commands/oms/inventory.ts';
-import { reservationLines, type ConfirmOrder, type OrderEvent, type RejectOrder } from '../commands/oms/order.ts';
-import type { EventRoute, RoutedCommand } from '../ledger/event-router.ts';
-import { topics } from '../ledger/topics.ts';
+import { inventoryAggregate, inventoryIdOf, type InventoryCommand, type InventoryEvent } from '../commands/oms/inventory.ts';
+import { orderAggregate, reservationLines, type OrderCommand, type OrderEvent } from '../commands/oms/order.ts';
+import { routeTo, type EventRoute, type RoutedCommand } from '../ledger/event-router.ts';
+import type { CommandInput } from '../ledger/message.ts';
 
-const toOrder = (orderId: string, command: Pick<ConfirmOrder | RejectOrder, 'type' | 'data'>): RoutedCommand[] => [
-  { topic: topics.orderCommands, aggregateId: orderId, command },
-];
+const toOrder = (command: CommandInput<OrderCommand>): RoutedCommand[] => [routeTo(orderAggregate, command)];
 
-const toInventory = (inventoryId: string, command: Pick<ReserveStock | ReleaseStock | ShipStock, 'type' | 'data'>): RoutedCommand[] => [
-  { topic: topics.inventoryCommands, aggregateId: inventoryId, command },
-];
+const toInventory = (command: CommandInput<InventoryCommand>): RoutedCommand[] => [routeTo(inventoryAggregate, command)];
 
 /**
  * The order pipeline: a placed order reserves its stock (all lines in one inventory decision), the
@@ -18,7 +14,7 @@ const toInventory = (inventoryId: string, command: Pick<ReserveStock | ReleaseSt
  */
 export const orderFulfilmentRoute: EventRoute = {
   name: 'order-fulfilment',
-  topics: [topics.orderEvents, topics.inventoryEvents],
+  topics: [orderAggregate.events, inventoryAggregate.events],
   route: (recorded) => {
     const inventoryId = inventoryIdOf(recorded.envelope.tenantId, recorded.envelope.orgId);
     const event = { type: recorded.type, data: recorded.data } as OrderEvent | InventoryEvent;
@@ -26,24 +22,24 @@ export const orderFulfilmentRoute: EventRoute = {
       case 'OrderPlaced': {
         const { orderId } = event.data;
         const lines = reservationLines(event.data.lines);
-        if (lines.length === 0) return toOrder(orderId, { type: 'ConfirmOrder', data: { orderId } });
-        return toInventory(inventoryId, { type: 'ReserveStock', data: { inventoryId, orderId, lines } });
+        if (lines.length === 0) return toOrder({ type: 'ConfirmOrder', data: { orderId } });
+        return toInventory({ type: 'ReserveStock', data: { inventoryId, orderId, lines } });
       }
       case 'StockReserved':
-        return toOrder(event.data.orderId, { type: 'ConfirmOrder', data: { orderId: event.data.orderId } });
+        return toOrder({ type: 'ConfirmOrder', data: { orderId: event.data.orderId } });
       case 'StockReservationRefused': {
         const { orderId, lineIndex, variantId, locationId, requested, available, reason } = event.data;
         const message =
           reason === 'unknown_location'
             ? `line ${lineIndex}: location ${locationId} does not exist`
             : `line ${lineIndex}: ${requested} of variant ${variantId} requested at location ${locationId}, ${available} available`;
-        return toOrder(orderId, { type: 'RejectOrder', data: { orderId, reason, message, lineIndex } });
+        return toOrder({ type: 'RejectOrder', data: { orderId, reason, message, lineIndex } });
       }
       case 'OrderStatusChanged': {
         const { orderId, to, reservationLines: lines = [] } = event.data;
         if (lines.length === 0) return [];
-        if (to === 'cancelled') return toInventory(inventoryId, { type: 'ReleaseStock', data: { inventoryId, orderId, lines } });
-        if (to === 'shipped') return toInventory(inventoryId, { type: 'ShipStock', data: { inventoryId, orderId, lines } });
+        if (to === 'cancelled') return toInventory({ type: 'ReleaseStock', data: { inventoryId, orderId, lines } });
+        if (to === 'shipped') return toInventory({ type: 'ShipStock', data: { inventoryId, orderId, lines } });
         return [];
       }
       default:

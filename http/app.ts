@@ -4,6 +4,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { z } from 'zod';
 import type { Config } from '../ledger/config.ts';
 import type { Logger } from '../ledger/logger.ts';
+import type { LedgerModules } from '../ledger/runtime.ts';
 import { errorField, failureKind, ThrottledLog } from '../ledger/throttled-log.ts';
 import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
 import { useStrictJsonBodies } from './json-body.ts';
@@ -45,7 +46,8 @@ const apiScope = (api: FastifyInstance) => {
   api.addHook('onRoute', refuseUndeclaredQuery);
 };
 
-export async function buildApp(config: Config, logger: Logger): Promise<FastifyInstance> {
+/** `modules`: what the ledger runs behind the routes (composed in bin/server.ts). */
+export async function buildApp(config: Config, logger: Logger, modules: LedgerModules): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -78,7 +80,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<FastifyI
   app.setNotFoundHandler((request, reply) => sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }));
 
   await app.register(openapiPlugin);
-  await app.register(ledgerPlugin, { config, logger });
+  await app.register(ledgerPlugin, { config, logger, modules });
   await app.register(authPlugin, {
     jwksUrl: config.AUTH_JWKS_URL,
     issuer: config.AUTH_ISSUER,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { taxonomyIdOf } from '../commands/catalog/taxonomy.ts';
 import { NotFoundError } from '../ledger/errors.ts';
-import { topics } from '../ledger/topics.ts';
 import type { Scope } from '../projections/catalog/catalog-queries.ts';
 import { text, timestamp, uuid } from './schemas.ts';
 
@@ -40,8 +39,5 @@ export const created = <Row>(row: Row | undefined, what: string): Row => {
   return row;
 };
 
-/** The single writer of the caller's taxonomy. */
-export const taxonomyTarget = ({ tenantId, orgId }: Scope) => {
-  const taxonomyId = taxonomyIdOf(tenantId, orgId);
-  return { taxonomyId, target: { topic: topics.taxonomyCommands, aggregateId: taxonomyId } };
-};
+/** The caller's taxonomy: one aggregate per tenant and org. */
+export const taxonomyOf = ({ tenantId, orgId }: Scope): string => taxonomyIdOf(tenantId, orgId);

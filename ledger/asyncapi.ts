@@ -1,7 +1,7 @@
 import { loadSchema } from './avro-schemas.ts';
 import { shortName, subjectFor, type TopicSpec } from './topics.ts';
 
-/** The public event catalog, generated from topics.ts and the .avsc files: what downstream subscribers rely on. */
+/** The public event catalog, generated from the aggregates' event topics and the .avsc files: what downstream subscribers rely on. */
 export function asyncApiDocument(topics: TopicSpec[]): Record<string, unknown> {
   const eventTopics = topics.filter((t) => t.kind === 'events');
   const messages: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Batch, Consumer, Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
+import type { Aggregate } from './aggregate.ts';
 import type { CommandReply } from './command-reply.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
@@ -8,20 +8,10 @@ import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recor
 import { isReplay, rememberRequest } from './idempotency.ts';
 import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
-import type { Command, Decider, Event, EventEnvelope, LogPosition } from './message.ts';
+import type { Command, Event, EventEnvelope, LogPosition } from './message.ts';
 import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
 import { StopOnFailure, type PartSignals } from './supervisor.ts';
-import { namespaced, topics, type TopicSpec } from './topics.ts';
-
-export type AggregateDefinition<C extends Command, E extends Event, S> = {
-  /** Lower-case noun used in error messages and in consumer-group and transactional ids. */
-  name: string;
-  commands: TopicSpec;
-  events: TopicSpec;
-  state: TopicSpec;
-  decider: Decider<C, E, S>;
-  aggregateIdOf: (command: C) => string;
-};
+import { namespaced, topics } from './topics.ts';
 
 /** `maxRecordBytes`: the most one topic's records of one transaction may weigh (config RECORD_LIMIT_BYTES). */
 export type ProcessorDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger; maxRecordBytes: number };
@@ -63,7 +53,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
 
   constructor(
     private readonly deps: ProcessorDeps,
-    private readonly definition: AggregateDefinition<C, E, S>,
+    private readonly definition: Aggregate<C, E, S>,
     private readonly signals: PartSignals,
   ) {
     this.rounds = new StopOnFailure(signals);
@@ -244,7 +234,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     }
     const snapshot: Snapshot<S> = {
       owner: current.owner ?? caller,
-      state: events.reduce(decider.evolve, current.state),
+      state: events.reduce((state, event) => decider.evolve(state, event), current.state),
       version: current.version + events.length,
       ...rememberRequest(current.requests, command.metadata),
     };
@@ -281,5 +271,3 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       : { commandId, outcome: 'rejected', error: decision.error };
   }
 }
-
-export const newCommandId = (): string => randomUUID();

@@ -1,15 +1,23 @@
 import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
 import { v5 as uuidv5 } from 'uuid';
+import type { Aggregate } from './aggregate.ts';
 import type { EventCodec } from './event-codec.ts';
 import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
 import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
-import type { Command, RecordedEvent } from './message.ts';
+import type { Command, CommandInput, Event, RecordedEvent } from './message.ts';
 import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
 /** A command an event leads to, addressed to the single writer of its aggregate. */
-export type RoutedCommand = { topic: TopicSpec; aggregateId: string; command: Pick<Command, 'type' | 'data'> };
+export type RoutedCommand = { topic: TopicSpec; aggregateId: string; command: CommandInput<Command> };
+
+/** Addresses a command to its aggregate; a command of another aggregate does not compile. */
+export const routeTo = <C extends Command, E extends Event, S>(aggregate: Aggregate<C, E, S>, command: CommandInput<NoInfer<C>>): RoutedCommand => ({
+  topic: aggregate.commands,
+  aggregateId: aggregate.aggregateIdOf(command),
+  command,
+});
 
 /**
  * A stateless stream processor (a process manager): it reads events and turns each into commands for

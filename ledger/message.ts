@@ -21,6 +21,9 @@ export type IdempotentRequest = { key: string; requestHash: string };
 
 export type Command<Type extends string = string, Data = unknown> = { type: Type; data: Data; metadata: CommandMetadata };
 
+/** What a sender says of a command (the edge or a router adds the metadata); one member of the union per command type. */
+export type CommandInput<C extends Command> = C extends Command ? Pick<C, 'type' | 'data'> : never;
+
 export type Event<Type extends string = string, Data = unknown> = { type: Type; data: Data };
 
 export type EventEnvelope = {
@@ -40,8 +43,9 @@ export type LogPosition = { topic: string; partition: number; offset: string };
 
 export type RecordedEvent<E extends Event = Event> = E & { envelope: EventEnvelope; position: LogPosition };
 
+/** Methods rather than function properties, so that the runtime can hold deciders of different aggregates in one list. */
 export type Decider<C extends Command, E extends Event, S> = {
-  initialState: () => S;
-  evolve: (state: S, event: E) => S;
-  decide: (command: C, state: S) => E[];
+  initialState(): S;
+  evolve(state: S, event: E): S;
+  decide(command: C, state: S): E[];
 };

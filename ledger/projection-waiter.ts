@@ -32,7 +32,7 @@ export class ProjectionWaiter {
   constructor(
     private readonly databaseUrl: string,
     private readonly db: Knex,
-    private readonly projections: Projection[],
+    private readonly projections: readonly Projection[],
     private readonly namespace: string,
     log: Logger,
   ) {

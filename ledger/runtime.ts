@@ -1,22 +1,22 @@
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
-import { eventRoutes } from '../consumers/index.ts';
-import { projections } from '../projections/index.ts';
-import { aggregates } from './aggregates.ts';
+import { topicsOf, type SomeAggregate } from './aggregate.ts';
 import { CommandBus } from './command-bus.ts';
 import { CommandProcessor } from './command-processor.ts';
 import { kafkaBrokers, type Config } from './config.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
-import { EventRouter } from './event-router.ts';
+import { EventRouter, type EventRoute } from './event-router.ts';
 import { createKafka, ensureTopics } from './kafka.ts';
 import type { Logger } from './logger.ts';
-import { liveSchema } from './projection.ts';
+import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
 import { Supervisor, type Part } from './supervisor.ts';
-import { allTopics } from './topics.ts';
+
+/** What the ledger runs, composed by the caller: the aggregates' single writers, the stream processors and the read models. */
+export type LedgerModules = { aggregates: readonly SomeAggregate[]; routes: readonly EventRoute[]; projections: readonly Projection[] };
 
 export type Readiness = { ready: boolean; failing: string[]; checks: Record<string, { ok: boolean } & Record<string, unknown>> };
 
@@ -37,8 +37,9 @@ const READY_LAG_LIMIT = 10_000;
 const RECENT_FAILURE_MS = 10_000;
 
 /** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
-export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
+export async function startRuntime(config: Config, logger: Logger, { aggregates, routes, projections }: LedgerModules): Promise<Runtime> {
   const namespace = config.LEDGER_NAMESPACE;
+  const allTopics = topicsOf(aggregates);
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
   const admin = kafka.admin();
   await admin.connect();
@@ -76,7 +77,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       })),
     );
     await startAll(
-      eventRoutes.map((route) => ({ name: `${route.name}-router`, create: (signals) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route, signals) })),
+      routes.map((route) => ({ name: `${route.name}-router`, create: (signals) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route, signals) })),
     );
     await startAll(
       projections.map((projection) => ({

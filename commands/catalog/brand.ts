@@ -1,3 +1,4 @@
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
@@ -43,3 +44,11 @@ export const decide = (command: BrandCommand, state: Brand): BrandEvent[] => {
 };
 
 export const brandDecider: Decider<BrandCommand, BrandEvent, Brand> = { initialState, evolve, decide };
+
+export const brandAggregate = defineAggregate({
+  name: 'brand',
+  stream: 'catalog.brand',
+  decider: brandDecider,
+  id: 'brandId',
+  events: { namespace: 'commerce.ledger.catalog', types: ['BrandCreated'] },
+});

@@ -1,3 +1,4 @@
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
@@ -215,3 +216,11 @@ export const decide = (command: ProductCommand, state: Product): ProductEvent[] 
 };
 
 export const productDecider: Decider<ProductCommand, ProductEvent, Product> = { initialState, evolve, decide };
+
+export const productAggregate = defineAggregate({
+  name: 'product',
+  stream: 'catalog.product',
+  decider: productDecider,
+  id: 'productId',
+  events: { namespace: 'commerce.ledger.catalog', types: ['ProductCreated', 'ProductUpdated', 'ProductDeleted', 'VariantAdded', 'MediaAdded'] },
+});

@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
@@ -153,3 +154,12 @@ export const decide = (command: TaxonomyCommand, state: Taxonomy): TaxonomyEvent
 };
 
 export const taxonomyDecider: Decider<TaxonomyCommand, TaxonomyEvent, Taxonomy> = { initialState, evolve, decide };
+
+/** One per tenant and org: it owns slug uniqueness and the references inside the taxonomy. */
+export const taxonomyAggregate = defineAggregate({
+  name: 'taxonomy',
+  stream: 'catalog.taxonomy',
+  decider: taxonomyDecider,
+  id: 'taxonomyId',
+  events: { namespace: 'commerce.ledger.catalog', types: ['CategoryCreated', 'AttributeCreated', 'AttributeGroupCreated', 'TemplateCreated'] },
+});

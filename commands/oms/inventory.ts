@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
@@ -205,3 +206,15 @@ export const decide = (command: InventoryCommand, state: Inventory): InventoryEv
 };
 
 export const inventoryDecider: Decider<InventoryCommand, InventoryEvent, Inventory> = { initialState, evolve, decide };
+
+/** One per tenant and org: all its stock levels, so a multi-line reservation is one decision. */
+export const inventoryAggregate = defineAggregate({
+  name: 'inventory',
+  stream: 'oms.inventory',
+  decider: inventoryDecider,
+  id: 'inventoryId',
+  events: {
+    namespace: 'commerce.ledger.inventory',
+    types: ['StockLocationCreated', 'StockAdjusted', 'StockReserved', 'StockReservationRefused', 'StockReleased', 'StockShipped'],
+  },
+});

@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import type { ReservationLine } from './inventory.ts';
@@ -217,3 +218,15 @@ export const decide = (command: OrderCommand, state: Order): OrderEvent[] => {
 };
 
 export const orderDecider: Decider<OrderCommand, OrderEvent, Order> = { initialState, evolve, decide };
+
+/** One order, keyed by UUIDv5 of tenant, org and idempotency key. */
+export const orderAggregate = defineAggregate({
+  name: 'order',
+  stream: 'oms.order',
+  decider: orderDecider,
+  id: 'orderId',
+  events: {
+    namespace: 'commerce.ledger.oms',
+    types: ['OrderPlaced', 'OrderConfirmed', 'OrderRejected', 'OrderStatusChanged', 'OrderStatusChangeRejected'],
+  },
+});

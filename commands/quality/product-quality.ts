@@ -1,4 +1,5 @@
 import type { ProductEvent } from '../catalog/product.ts';
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { isValidGtin } from './gtin.ts';
 import { factsAfter, noFacts, requirementsAfter } from './product-facts.ts';
@@ -118,3 +119,12 @@ export const decide = (command: ProductQualityCommand, state: ProductQuality): P
 };
 
 export const productQualityDecider: Decider<ProductQualityCommand, ProductQualityEvent, ProductQuality> = { initialState, evolve, decide };
+
+/** One per product, fed by the validation router: the issues that depend on the product alone, and its score. */
+export const productQualityAggregate = defineAggregate({
+  name: 'product-quality',
+  stream: 'quality.product',
+  decider: productQualityDecider,
+  id: 'productId',
+  events: { namespace: 'commerce.ledger.quality', types: ['ProductQualityAssessed', 'ValidationIssueRaised', 'ValidationIssueResolved'] },
+});

@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import { defineAggregate } from '../../ledger/aggregate.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import {
   evolveOpenIssues,
@@ -80,3 +81,12 @@ export const decide = (command: SkuUsageCommand, state: SkuUsage): SkuUsageEvent
 };
 
 export const skuUsageDecider: Decider<SkuUsageCommand, SkuUsageEvent, SkuUsage> = { initialState, evolve, decide };
+
+/** One per SKU of a tenant and org, fed by the SKU router: duplicate SKUs across and within products. */
+export const skuUsageAggregate = defineAggregate({
+  name: 'sku-usage',
+  stream: 'quality.sku',
+  decider: skuUsageDecider,
+  id: 'skuUsageId',
+  events: { namespace: 'commerce.ledger.quality', types: ['SkuUsesCounted', 'ValidationIssueRaised', 'ValidationIssueResolved'] },
+});

@@ -2,25 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Knex } from 'knex';
-import { aggregates } from '../../ledger/aggregates.ts';
+import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { Config } from '../../ledger/config.ts';
 import { deserializeDomainError } from '../../ledger/errors.ts';
 import type { Logger } from '../../ledger/logger.ts';
-import type { Command, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
+import type { Command, CommandInput, Event, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
 import type { DependencyName } from '../../ledger/dependencies.ts';
-import { startRuntime, type Readiness } from '../../ledger/runtime.ts';
+import { startRuntime, type LedgerModules, type Readiness } from '../../ledger/runtime.ts';
 import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 
-/** `idempotency`: the request may be a client's retry (Idempotency-Key); see http/idempotency-key.ts. */
-export type Execute = <C extends Command>(
+/**
+ * Sends a command to the aggregate it belongs to (a command of another aggregate does not compile), which names
+ * the aggregate from the command. `idempotency`: the request may be a client's retry; see http/idempotency-key.ts.
+ */
+export type Execute = <C extends Command, E extends Event, S>(
   request: FastifyRequest,
-  target: { topic: TopicSpec; aggregateId: string },
-  command: Pick<C, 'type' | 'data'>,
+  aggregate: Aggregate<C, E, S>,
+  command: CommandInput<NoInfer<C>>,
   idempotency?: IdempotentRequest,
 ) => Promise<void>;
 
 /** Appends a command and returns without waiting for its decision (202 endpoints). */
-export type Dispatch = <C extends Command>(request: FastifyRequest, target: { topic: TopicSpec; aggregateId: string }, command: Pick<C, 'type' | 'data'>) => Promise<void>;
+export type Dispatch = <C extends Command, E extends Event, S>(request: FastifyRequest, aggregate: Aggregate<C, E, S>, command: CommandInput<NoInfer<C>>) => Promise<void>;
 /** Waits until `read` finds the outcome in the named projection's read model, bounded by COMMAND_TIMEOUT_MS. */
 export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undefined>) => Promise<T>;
 
@@ -43,18 +46,16 @@ declare module 'fastify' {
  * turns a rejection into the domain error, and returns only once the live read models show the write.
  */
 export const ledgerPlugin = fp(
-  async (app: FastifyInstance, { config, logger }: { config: Config; logger: Logger }) => {
-    const runtime = await startRuntime(config, logger);
+  async (app: FastifyInstance, { config, logger, modules }: { config: Config; logger: Logger; modules: LedgerModules }) => {
+    const runtime = await startRuntime(config, logger, modules);
     app.addHook('onClose', () => runtime.stop());
 
     const metadataOf = (request: FastifyRequest) => {
       const { tenantId, orgId, actor } = request.principal;
       return { commandId: randomUUID(), tenantId, orgId, actor, issuedAt: Date.now(), correlationId: String(request.id) };
     };
-    /** Where the events log of a command topic's aggregate type ends now, as a read_committed reader sees it. */
-    const logEnd = async (commands: TopicSpec): Promise<LogPosition[]> => {
-      const events = aggregates.find((aggregate) => aggregate.commands.name === commands.name)?.events;
-      if (!events) throw new Error(`no aggregate reads ${commands.name}`);
+    /** Where an events log ends now, as a read_committed reader sees it. */
+    const logEnd = async (events: TopicSpec): Promise<LogPosition[]> => {
       const topic = namespaced(config.LEDGER_NAMESPACE, events.name);
       const admin = runtime.kafka.admin();
       await admin.connect();
@@ -65,20 +66,20 @@ export const ledgerPlugin = fp(
         await admin.disconnect();
       }
     };
-    const execute: Execute = async (request, { topic, aggregateId }, { type, data }, idempotency) => {
+    const execute: Execute = async (request, aggregate, { type, data }, idempotency) => {
       runtime.dependencies.require('kafka', 'postgres');
       const metadata = { ...metadataOf(request), ...(idempotency ? { idempotency } : {}) };
-      const reply = await runtime.bus.send(topic, aggregateId, { type, data, metadata });
+      const reply = await runtime.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata });
       if (reply.outcome === 'rejected') throw deserializeDomainError(reply.error);
       if (reply.outcome !== 'accepted') return;
       // A retry of an accepted request writes nothing, and its original's events may not be in the read models yet
       // (that is why the client retried): wait for everything the log holds now, the original included.
       const replayed = idempotency && reply.positions.length === 0;
-      await runtime.waiter.waitFor(replayed ? await logEnd(topic) : reply.positions, config.COMMAND_TIMEOUT_MS);
+      await runtime.waiter.waitFor(replayed ? await logEnd(aggregate.events) : reply.positions, config.COMMAND_TIMEOUT_MS);
     };
-    const dispatch: Dispatch = async (request, { topic, aggregateId }, { type, data }) => {
+    const dispatch: Dispatch = async (request, aggregate, { type, data }) => {
       runtime.dependencies.require('kafka');
-      await runtime.bus.post(topic, aggregateId, { type, data, metadata: metadataOf(request) });
+      await runtime.bus.post(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata: metadataOf(request) });
     };
     const awaitOutcome: AwaitOutcome = (projection, read) => runtime.waiter.waitUntil(projection, read, config.COMMAND_TIMEOUT_MS);
     const require = (...dependencies: DependencyName[]) => runtime.dependencies.require(...dependencies);

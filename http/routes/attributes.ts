@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CreateAttribute, CreateAttributeGroup } from '../../commands/catalog/taxonomy.ts';
+import { taxonomyAggregate } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type AttributeGroupRow, type AttributeRow } from '../../projections/catalog/taxonomy-queries.ts';
-import { created, idList, name, optionalDescription, ownedFields, slug, taxonomyTarget, withTimestamps } from '../catalog-schemas.ts';
+import { created, idList, name, optionalDescription, ownedFields, slug, taxonomyOf, withTimestamps } from '../catalog-schemas.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, text, uuid } from '../schemas.ts';
 
@@ -56,11 +56,11 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
       response: { 201: attribute, ...errorResponses },
     },
     handler: async (request, reply) => {
-      const { taxonomyId, target } = taxonomyTarget(request.principal);
+      const taxonomyId = taxonomyOf(request.principal);
       const { id: attributeId, idempotency } = newRecord(request, 'attribute');
       const { name: n, slug: s, type, options = [] } = request.body;
       const data = { taxonomyId, attributeId, name: n, slug: s, type, options };
-      await execute<CreateAttribute>(request, target, { type: 'CreateAttribute', data }, idempotency);
+      await execute(request, taxonomyAggregate, { type: 'CreateAttribute', data }, idempotency);
       return reply.code(201).send(toAttribute(created(await findOwned(db, 'attributes', request.principal, attributeId), `attribute ${attributeId}`)));
     },
   });
@@ -79,11 +79,11 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
       response: { 201: attributeGroup, ...errorResponses },
     },
     handler: async (request, reply) => {
-      const { taxonomyId, target } = taxonomyTarget(request.principal);
+      const taxonomyId = taxonomyOf(request.principal);
       const { id: attributeGroupId, idempotency } = newRecord(request, 'attribute-group');
       const { name: n, description = null, attribute_ids: attributeIds } = request.body;
       const data = { taxonomyId, attributeGroupId, name: n, description, attributeIds };
-      await execute<CreateAttributeGroup>(request, target, { type: 'CreateAttributeGroup', data }, idempotency);
+      await execute(request, taxonomyAggregate, { type: 'CreateAttributeGroup', data }, idempotency);
       return reply.code(201).send(toGroup(created(await findOwned(db, 'attribute_groups', request.principal, attributeGroupId), `attribute group ${attributeGroupId}`)));
     },
   });

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CreateBrand } from '../../commands/catalog/brand.ts';
-import { topics } from '../../ledger/topics.ts';
+import { brandAggregate } from '../../commands/catalog/brand.ts';
 import { findOwned, listOwned, type BrandRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, httpUrl, name, optionalDescription, ownedFields, withTimestamps } from '../catalog-schemas.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
@@ -31,8 +30,7 @@ export default async function brandRoutes(fastify: FastifyInstance): Promise<voi
     handler: async (request, reply) => {
       const { id: brandId, idempotency } = newRecord(request, 'brand');
       const { name: n, description = null, logoUrl = null } = request.body;
-      const target = { topic: topics.brandCommands, aggregateId: brandId };
-      await execute<CreateBrand>(request, target, { type: 'CreateBrand', data: { brandId, name: n, description, logoUrl } }, idempotency);
+      await execute(request, brandAggregate, { type: 'CreateBrand', data: { brandId, name: n, description, logoUrl } }, idempotency);
       return reply.code(201).send(toBrand(created(await findOwned(db, 'brands', request.principal, brandId), `brand ${brandId}`)));
     },
   });

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CreateCategory } from '../../commands/catalog/taxonomy.ts';
+import { taxonomyAggregate } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type CategoryRow } from '../../projections/catalog/taxonomy-queries.ts';
-import { created, name, optionalDescription, ownedFields, slug, taxonomyTarget, withTimestamps } from '../catalog-schemas.ts';
+import { created, name, optionalDescription, ownedFields, slug, taxonomyOf, withTimestamps } from '../catalog-schemas.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, uuid } from '../schemas.ts';
 
@@ -36,11 +36,11 @@ export default async function categoryRoutes(fastify: FastifyInstance): Promise<
       response: { 201: category, ...errorResponses },
     },
     handler: async (request, reply) => {
-      const { taxonomyId, target } = taxonomyTarget(request.principal);
+      const taxonomyId = taxonomyOf(request.principal);
       const { id: categoryId, idempotency } = newRecord(request, 'category');
       const { name: n, slug: s, description = null, parentId = null } = request.body;
       const data = { taxonomyId, categoryId, name: n, slug: s, description, parentId };
-      await execute<CreateCategory>(request, target, { type: 'CreateCategory', data }, idempotency);
+      await execute(request, taxonomyAggregate, { type: 'CreateCategory', data }, idempotency);
       return reply.code(201).send(toCategory(created(await findOwned(db, 'categories', request.principal, categoryId), `category ${categoryId}`)));
     },
   });

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { inventoryIdOf, MAX_UNITS, type AdjustStockLevel, type CreateStockLocation, type InventoryCommand, type SetStockLevel } from '../../commands/oms/inventory.ts';
+import { inventoryAggregate, inventoryIdOf, MAX_UNITS, type AdjustStockLevel, type SetStockLevel } from '../../commands/oms/inventory.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
-import type { IdempotentRequest } from '../../ledger/message.ts';
-import { topics } from '../../ledger/topics.ts';
+import type { CommandInput } from '../../ledger/message.ts';
 import { findLocation, listLevels, listLocations, type LevelRow, type LocationRow } from '../../projections/oms/oms-queries.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
@@ -38,23 +37,21 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute } = app.ledger;
   const tags = ['inventory'];
-  const send = <C extends InventoryCommand>(request: FastifyRequest, command: Pick<C, 'type' | 'data'>, idempotency?: IdempotentRequest) =>
-    execute<C>(request, { topic: topics.inventoryCommands, aggregateId: command.data.inventoryId }, command, idempotency);
   const inventoryOf = (request: FastifyRequest) => inventoryIdOf(request.principal.tenantId, request.principal.orgId);
   const readLevel = async (request: FastifyRequest, where: z.infer<typeof levelParams>) => {
     const [row] = await listLevels(db, request.principal, where);
     return row ? toLevel(row) : { ...where, available: 0, reserved: 0, on_hand: 0, updated_at: null };
   };
 
+  const levelOf = (request: FastifyRequest, where: z.infer<typeof levelParams>) => ({
+    inventoryId: inventoryOf(request),
+    variantId: where.variant_id,
+    locationId: where.location_id,
+  });
+
   /** Sets or adjusts one level, then answers with it as the read model shows it. */
-  const changeLevel = async <C extends SetStockLevel | AdjustStockLevel>(
-    request: FastifyRequest,
-    where: z.infer<typeof levelParams>,
-    type: C['type'],
-    change: Omit<C['data'], 'inventoryId' | 'variantId' | 'locationId'>,
-  ) => {
-    const data = { inventoryId: inventoryOf(request), variantId: where.variant_id, locationId: where.location_id, ...change };
-    await send(request, { type, data } as Pick<C, 'type' | 'data'>);
+  const changeLevel = async (request: FastifyRequest, where: z.infer<typeof levelParams>, command: CommandInput<SetStockLevel | AdjustStockLevel>) => {
+    await execute(request, inventoryAggregate, command);
     return readLevel(request, where);
   };
 
@@ -69,7 +66,7 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
     handler: async (request, reply) => {
       const { id: locationId, idempotency } = newRecord(request, 'stock-location');
       const data = { inventoryId: inventoryOf(request), locationId, name: request.body.name };
-      await send<CreateStockLocation>(request, { type: 'CreateStockLocation', data }, idempotency);
+      await execute(request, inventoryAggregate, { type: 'CreateStockLocation', data }, idempotency);
       const row = await findLocation(db, request.principal, locationId);
       if (!row) throw new NotFoundError(`stock location ${locationId} not found`);
       return reply.code(201).send(toLocation(row));
@@ -90,7 +87,8 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
       body: z.object({ available: z.number().int().min(0).max(MAX_UNITS) }).strict(),
       response: { 200: level, ...errorResponses },
     },
-    handler: async (request) => changeLevel<SetStockLevel>(request, request.params, 'SetStockLevel', { available: request.body.available }),
+    handler: async (request) =>
+      changeLevel(request, request.params, { type: 'SetStockLevel', data: { ...levelOf(request, request.params), available: request.body.available } }),
   });
 
   app.post('/inventory/levels/:variant_id/:location_id/adjustments', {
@@ -102,7 +100,8 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
       body: z.object({ delta: z.number().int().min(-MAX_UNITS).max(MAX_UNITS) }).strict(),
       response: { 200: level, ...errorResponses },
     },
-    handler: async (request) => changeLevel<AdjustStockLevel>(request, request.params, 'AdjustStockLevel', { delta: request.body.delta }),
+    handler: async (request) =>
+      changeLevel(request, request.params, { type: 'AdjustStockLevel', data: { ...levelOf(request, request.params), delta: request.body.delta } }),
   });
 
   app.get('/inventory/levels', {

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AddMedia } from '../../commands/catalog/product.ts';
+import { productAggregate } from '../../commands/catalog/product.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
-import { topics } from '../../ledger/topics.ts';
 import { findVariant, type Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findMedia, listMedia, type MediaRow } from '../../projections/catalog/taxonomy-queries.ts';
 import { created, httpUrl, ownedFields, withTimestamps } from '../catalog-schemas.ts';
@@ -73,8 +72,7 @@ export default async function mediaRoutes(fastify: FastifyInstance): Promise<voi
       const { url, variant_id: variantId = null, alt_text: altText = null, sort_order: sortOrder } = request.body;
       const productId = request.body.product_id ?? (await productOfVariant(request.principal, variantId));
       const { id: mediaId, idempotency } = newRecord(request, 'media', productId);
-      const target = { topic: topics.productCommands, aggregateId: productId };
-      await execute<AddMedia>(request, target, { type: 'AddMedia', data: { productId, mediaId, variantId, url, altText, sortOrder } }, idempotency);
+      await execute(request, productAggregate, { type: 'AddMedia', data: { productId, mediaId, variantId, url, altText, sortOrder } }, idempotency);
       return reply.code(201).send(toMedia(created(await findMedia(db, request.principal, mediaId), `media ${mediaId}`)));
     },
   });

@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { orderIdOf, type PlaceOrder, type RequestOrderStatus } from '../../commands/oms/order.ts';
+import { orderAggregate, orderIdOf, type PlaceOrder } from '../../commands/oms/order.ts';
 import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
-import { topics } from '../../ledger/topics.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { findDecidedOrder, findOrder, listOrders, type OrderRow, type Scope } from '../../projections/oms/oms-queries.ts';
 import { createOrderBody, listQuery, order, orderPage, requestableStatus, type CreateOrderBody, type OrderBody } from '../order-schemas.ts';
@@ -111,7 +110,7 @@ export default async function orderRoutes(fastify: FastifyInstance): Promise<voi
     handler: async (request, reply) => {
       const { tenantId, orgId } = request.principal;
       const orderId = orderIdOf(tenantId, orgId, request.body.idempotency_key);
-      await execute<PlaceOrder>(request, { topic: topics.orderCommands, aggregateId: orderId }, { type: 'PlaceOrder', data: placeOrder(orderId, request.body) });
+      await execute(request, orderAggregate, { type: 'PlaceOrder', data: placeOrder(orderId, request.body) });
       const row = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, request.principal, orderId));
       if (row.status === 'rejected') throw rejectionError(row);
       return reply.code(201).send(toOrder(row));
@@ -145,7 +144,7 @@ export default async function orderRoutes(fastify: FastifyInstance): Promise<voi
     handler: async (request, reply) => {
       const orderId = (await readOrder(request.principal, request.params.orderID)).id;
       const { status } = request.body;
-      await dispatch<RequestOrderStatus>(request, { topic: topics.orderCommands, aggregateId: orderId }, { type: 'RequestOrderStatus', data: { orderId, status } });
+      await dispatch(request, orderAggregate, { type: 'RequestOrderStatus', data: { orderId, status } });
       return reply.code(202).header('location', `${request.url.replace(/\/status$/, '')}`).send({ order_id: orderId, requested_status: status });
     },
   });

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AddVariant, CreateProduct, DeleteProduct, UpdateProduct } from '../../commands/catalog/product.ts';
+import { productAggregate } from '../../commands/catalog/product.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
-import { topics } from '../../ledger/topics.ts';
 import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
@@ -88,7 +87,6 @@ const toVariant = (row: VariantRow): z.infer<typeof variant> => ({ ...row, creat
 export default async function productRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute } = app.ledger;
-  const target = (productId: string) => ({ topic: topics.productCommands, aggregateId: productId });
   const readProduct = async (request: FastifyRequest, id: string) => {
     const row = await findProduct(db, request.principal, id);
     if (!row) throw new NotFoundError(`product ${id} not found`);
@@ -125,7 +123,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
       const { id: productId, idempotency } = newRecord(request, 'product');
       const { title: t, description: d = null, category: c = null } = request.body;
       const data = { productId, title: t, description: d, category: c, ...(await pimFields(request, request.body)) };
-      await execute<CreateProduct>(request, target(productId), { type: 'CreateProduct', data }, idempotency);
+      await execute(request, productAggregate, { type: 'CreateProduct', data }, idempotency);
       return reply.code(201).send(await readProduct(request, productId));
     },
   });
@@ -148,7 +146,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
       const productId = request.params.id;
       const { title: t, description: d, category: c } = request.body;
       const data = { productId, title: t, description: d, category: c, ...(await pimFields(request, request.body)) };
-      await execute<UpdateProduct>(request, target(productId), { type: 'UpdateProduct', data });
+      await execute(request, productAggregate, { type: 'UpdateProduct', data });
       return readProduct(request, productId);
     },
   });
@@ -157,7 +155,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     schema: { tags, summary: 'Delete a product and its variants', headers: standardHeaders, params: idParams, response: { 204: z.null(), ...errorResponses } },
     handler: async (request, reply) => {
       const productId = request.params.id;
-      await execute<DeleteProduct>(request, target(productId), { type: 'DeleteProduct', data: { productId } });
+      await execute(request, productAggregate, { type: 'DeleteProduct', data: { productId } });
       return reply.code(204).send(null);
     },
   });
@@ -176,7 +174,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
       const { id: variantId, idempotency } = newRecord(request, 'variant', productId);
       const { sku = null, barcode = null, price = null, currency = null } = request.body;
       const data = { productId, variantId, sku, barcode, price, currency };
-      await execute<AddVariant>(request, target(productId), { type: 'AddVariant', data }, idempotency);
+      await execute(request, productAggregate, { type: 'AddVariant', data }, idempotency);
       const row = await findVariant(db, request.principal, variantId);
       if (!row) throw new NotFoundError(`variant ${variantId} not found`);
       return reply.code(201).send(toVariant(row));

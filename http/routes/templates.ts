@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CreateTemplate } from '../../commands/catalog/taxonomy.ts';
+import { taxonomyAggregate } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type TemplateRow } from '../../projections/catalog/taxonomy-queries.ts';
-import { created, idList, name, optionalDescription, ownedFields, taxonomyTarget, withTimestamps } from '../catalog-schemas.ts';
+import { created, idList, name, optionalDescription, ownedFields, taxonomyOf, withTimestamps } from '../catalog-schemas.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, uuid } from '../schemas.ts';
 
@@ -49,11 +49,11 @@ export default async function templateRoutes(fastify: FastifyInstance): Promise<
       response: { 201: template, ...errorResponses },
     },
     handler: async (request, reply) => {
-      const { taxonomyId, target } = taxonomyTarget(request.principal);
+      const taxonomyId = taxonomyOf(request.principal);
       const { id: templateId, idempotency } = newRecord(request, 'template');
       const { name: n, description = null, category_id: categoryId = null, attribute_group_ids: attributeGroupIds = [], required_attribute_ids: requiredAttributeIds = [] } =
         request.body;
-      await execute<CreateTemplate>(request, target, {
+      await execute(request, taxonomyAggregate, {
         type: 'CreateTemplate',
         data: { taxonomyId, templateId, name: n, description, categoryId, attributeGroupIds, requiredAttributeIds },
       }, idempotency);

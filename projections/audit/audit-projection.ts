@@ -1,9 +1,8 @@
-import type { BrandEvent } from '../../commands/catalog/brand.ts';
-import type { ProductEvent } from '../../commands/catalog/product.ts';
-import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
+import { brandAggregate, type BrandEvent } from '../../commands/catalog/brand.ts';
+import { productAggregate, type ProductEvent } from '../../commands/catalog/product.ts';
+import { taxonomyAggregate, type TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
-import { topics } from '../../ledger/topics.ts';
 import { auditMigrations } from './audit-migrations.ts';
 
 /** `action` is spelled `<entity>.<past-tense verb>` in dotted lower case, e.g. `product.created`. */
@@ -79,7 +78,7 @@ const handlers: EventHandlers<AuditedEvent> = {
 /** The immutable audit trail: one row per catalog event, never updated or deleted. */
 export const auditProjection: Projection = projectionOf({
   name: 'audit',
-  topics: [topics.productEvents, topics.taxonomyEvents, topics.brandEvents],
+  topics: [productAggregate.events, taxonomyAggregate.events, brandAggregate.events],
   migrations: auditMigrations,
   handlers,
 });

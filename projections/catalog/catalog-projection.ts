@@ -1,9 +1,8 @@
-import { applyAttributeChanges, type AttributeValues, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
-import type { BrandEvent } from '../../commands/catalog/brand.ts';
-import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
+import { applyAttributeChanges, productAggregate, type AttributeValues, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
+import { brandAggregate, type BrandEvent } from '../../commands/catalog/brand.ts';
+import { taxonomyAggregate, type TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { followedBy, projectionOf, type EventHandlers, type Projection } from '../../ledger/projection.ts';
-import { topics } from '../../ledger/topics.ts';
 import { catalogMigrations } from './catalog-migrations.ts';
 import { refreshQualityScore } from './quality-score-column.ts';
 import { taxonomyHandlers } from './taxonomy-handlers.ts';
@@ -94,7 +93,7 @@ const handlers: EventHandlers<CatalogEvent> = {
 /** The catalog: products and their variants, brands and the taxonomy, as the PIM endpoints and the statistics read them. */
 export const catalogProjection: Projection = projectionOf({
   name: 'catalog',
-  topics: [topics.productEvents, topics.taxonomyEvents, topics.brandEvents],
+  topics: [productAggregate.events, taxonomyAggregate.events, brandAggregate.events],
   migrations: catalogMigrations,
   handlers,
 });

@@ -1,8 +1,7 @@
-import type { InventoryEvent, StockReleased, StockReserved, StockShipped } from '../../commands/oms/inventory.ts';
-import type { OrderEvent } from '../../commands/oms/order.ts';
+import { inventoryAggregate, type InventoryEvent, type StockReleased, type StockReserved, type StockShipped } from '../../commands/oms/inventory.ts';
+import { orderAggregate, type OrderEvent } from '../../commands/oms/order.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
-import { topics } from '../../ledger/topics.ts';
 import { omsMigrations } from './oms-migrations.ts';
 
 type OmsEvent = OrderEvent | InventoryEvent;
@@ -100,4 +99,4 @@ const handlers: EventHandlers<OmsEvent> = {
 };
 
 /** Orders with their status history, stock locations and stock levels, as /api/v1/oms reads them. */
-export const omsProjection: Projection = projectionOf({ name: 'oms', topics: [topics.orderEvents, topics.inventoryEvents], migrations: omsMigrations, handlers });
+export const omsProjection: Projection = projectionOf({ name: 'oms', topics: [orderAggregate.events, inventoryAggregate.events], migrations: omsMigrations, handlers });

@@ -1,8 +1,7 @@
-import type { ProductQualityEvent } from '../../commands/quality/product-quality.ts';
-import type { SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
+import { productQualityAggregate, type ProductQualityEvent } from '../../commands/quality/product-quality.ts';
+import { skuUsageAggregate, type SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { projectionOf, type EventHandlers, type Projection } from '../../ledger/projection.ts';
-import { topics } from '../../ledger/topics.ts';
 import { validationMigrations } from './validation-migrations.ts';
 
 type QualityEvent = ProductQualityEvent | SkuUsageEvent;
@@ -38,4 +37,4 @@ const handlers: EventHandlers<QualityEvent> = {
 };
 
 /** Validation issues and quality scores, as GET /api/v1/pim/validation and the statistics read them. */
-export const validationProjection: Projection = projectionOf({ name: 'validation', topics: [topics.productQualityEvents, topics.skuUsageEvents], migrations: validationMigrations, handlers });
+export const validationProjection: Projection = projectionOf({ name: 'validation', topics: [productQualityAggregate.events, skuUsageAggregate.events], migrations: validationMigrations, handlers });

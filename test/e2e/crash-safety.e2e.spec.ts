@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topics } from '../../ledger/topics.ts';
+import { productAggregate } from '../../commands/catalog/product.ts';
 import { readEvents } from '../support/event-log.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -32,7 +32,7 @@ describe('crash safety', () => {
     for (const id of acknowledged) expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${id}`)).status).toBe(200);
 
     // The log, read as a downstream subscriber sees it, holds one ProductCreated per product: no decision repeated.
-    const events = await readEvents(ctx.service.namespace, topics.productEvents);
+    const events = await readEvents(ctx.service.namespace, productAggregate.events);
     const created = events.filter((e) => e.type === 'ProductCreated').map((e) => e.envelope.aggregateId);
     expect(new Set(created).size).toBe(created.length);
     for (const id of acknowledged) expect(created).toContain(id);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { projectionLockKey } from '../../ledger/projection-runner.ts';
-import { topics } from '../../ledger/topics.ts';
+import { productAggregate } from '../../commands/catalog/product.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { newTenant, type ApiResponse } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
@@ -54,7 +54,7 @@ describe('Idempotency-Key', () => {
       const list = await again.request('GET', '/api/v1/pim/products');
       expect(list.body).toEqual([original]);
       // One decision in the log, the first attempt's: the retry wrote nothing.
-      const created = (await readEvents(patient.namespace, topics.productEvents)).filter((event) => event.type === 'ProductCreated');
+      const created = (await readEvents(patient.namespace, productAggregate.events)).filter((event) => event.type === 'ProductCreated');
       expect(created.map((event) => event.envelope.aggregateId)).toEqual([original.id]);
       expect(created[0]?.envelope.occurredAt).toBeGreaterThanOrEqual(sentAt);
       expect(created[0]?.envelope.occurredAt).toBeLessThan(retryAt);
@@ -86,7 +86,7 @@ describe('Idempotency-Key', () => {
       expectCreated(retry);
       expect(retry.body).toMatchObject({ title: 'Lagging cup', tenant_id: client.tenantId });
       expect((await client.request('GET', '/api/v1/pim/products')).body).toEqual([retry.body]);
-      const created = (await readEvents(lagging.namespace, topics.productEvents)).filter((event) => event.type === 'ProductCreated');
+      const created = (await readEvents(lagging.namespace, productAggregate.events)).filter((event) => event.type === 'ProductCreated');
       expect(created.map((event) => event.envelope.aggregateId)).toEqual([retry.body.id]);
     } finally {
       await db.end();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { topics } from '../../ledger/topics.ts';
+import { inventoryAggregate } from '../../commands/oms/inventory.ts';
+import { orderAggregate } from '../../commands/oms/order.ts';
 import { readEvents } from '../support/event-log.ts';
 import { orderRequest, stocked, stockLevel } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
@@ -31,9 +32,9 @@ describe('orders under concurrency', () => {
     for (const response of responses) expect(response.body).toEqual(first);
     expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 7, reserved: 3 });
 
-    const orderEvents = (await readEvents(ctx.service.namespace, topics.orderEvents)).filter((e) => e.envelope.aggregateId === first.id);
+    const orderEvents = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter((e) => e.envelope.aggregateId === first.id);
     expect(orderEvents.map((e) => e.type)).toEqual(['OrderPlaced', 'OrderConfirmed']);
-    const reserved = (await readEvents(ctx.service.namespace, topics.inventoryEvents)).filter((e) => e.type === 'StockReserved' && (e.data as { orderId: string }).orderId === first.id);
+    const reserved = (await readEvents(ctx.service.namespace, inventoryAggregate.events)).filter((e) => e.type === 'StockReserved' && (e.data as { orderId: string }).orderId === first.id);
     expect(reserved).toHaveLength(1);
   });
 });

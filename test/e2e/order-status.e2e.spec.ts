@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import knexFactory from 'knex';
 import { describe, expect, it } from 'vitest';
-import { topics } from '../../ledger/topics.ts';
+import { inventoryAggregate } from '../../commands/oms/inventory.ts';
 import { readEvents } from '../support/event-log.ts';
 import { eventually, orderRequest, stocked, stockLevel } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
@@ -86,7 +86,7 @@ describe('order status', () => {
     await settled(order.id, 4);
     expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 10, reserved: 0, on_hand: 10 });
 
-    const released = (await readEvents(ctx.service.namespace, topics.inventoryEvents)).filter((e) => e.type === 'StockReleased' && (e.data as { orderId: string }).orderId === order.id);
+    const released = (await readEvents(ctx.service.namespace, inventoryAggregate.events)).filter((e) => e.type === 'StockReleased' && (e.data as { orderId: string }).orderId === order.id);
     expect(released).toHaveLength(1);
     expect((await stockLevel(ctx.tenant, stock)).available).toBe(10);
   });

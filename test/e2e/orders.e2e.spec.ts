@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { topics } from '../../ledger/topics.ts';
+import { orderAggregate } from '../../commands/oms/order.ts';
 import { readEvents } from '../support/event-log.ts';
 import { orderRequest, stocked, stockLevel } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
@@ -146,7 +146,7 @@ describe('orders', () => {
     expect(different.status).toBe(409);
     expect(different.body.error.details[0].path).toBe('body.idempotency_key');
 
-    const placed = (await readEvents(ctx.service.namespace, topics.orderEvents)).filter((e) => e.type === 'OrderPlaced' && e.envelope.aggregateId === first.body.id);
+    const placed = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter((e) => e.type === 'OrderPlaced' && e.envelope.aggregateId === first.body.id);
     expect(placed).toHaveLength(1);
   });
 

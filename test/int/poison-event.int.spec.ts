@@ -4,14 +4,14 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import knexFactory, { type Knex } from 'knex';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BrandCreated } from '../../commands/catalog/brand.ts';
+import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
 import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { EventCodec } from '../../ledger/event-codec.ts';
 import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
 import { projectionOf } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
-import { namespaced, topics } from '../../ledger/topics.ts';
+import { namespaced } from '../../ledger/topics.ts';
 
 /**
  * A projection that cannot apply an event (a bug, a column too small) must say which event, in one line, retry with
@@ -19,7 +19,7 @@ import { namespaced, topics } from '../../ledger/topics.ts';
  */
 describe('a projection that fails on one event', () => {
   const namespace = `poison-${randomUUID().slice(0, 8)}`;
-  const topic = namespaced(namespace, topics.brandEvents.name);
+  const topic = namespaced(namespace, brandAggregate.events.name);
   const lines: { msg?: string; err?: { message?: string }; lastError?: string }[] = [];
   const logger = pino(
     { level: 'warn' },
@@ -38,7 +38,7 @@ describe('a projection that fails on one event', () => {
 
   const projection = projectionOf<BrandCreated>({
     name: `poison_test`,
-    topics: [topics.brandEvents],
+    topics: [brandAggregate.events],
     migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
     handlers: {
       BrandCreated: async (event, { table }) => {
@@ -92,10 +92,10 @@ describe('a projection that fails on one event', () => {
     kafka = createKafka(stack.kafkaBrokers, 'poison-test', logger);
     const admin = kafka.admin();
     await admin.connect();
-    await ensureTopics(admin, namespace, [topics.brandEvents], 1, 1_000_000);
+    await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
     await admin.disconnect();
     codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
-    await codec.registerAll([topics.brandEvents]);
+    await codec.registerAll([brandAggregate.events]);
   });
 
   afterAll(async () => {

@@ -5,8 +5,9 @@ import { join, relative, sep } from 'node:path';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
 import { describe, expect, inject, it } from 'vitest';
+import { aggregates } from '../../commands/index.ts';
+import { topicsOf } from '../../ledger/aggregate.ts';
 import { loadSchema, schemasRoot } from '../../ledger/avro-schemas.ts';
-import { allTopics } from '../../ledger/topics.ts';
 
 const repoRoot = join(schemasRoot, '..');
 const git = (...args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
@@ -39,7 +40,7 @@ function committedVersions(fullName: string): { commit: string; schema: unknown 
   });
 }
 
-const eventRecords = allTopics.flatMap((topic) => topic.records);
+const eventRecords = topicsOf(aggregates).flatMap((topic) => topic.records);
 
 describe('event schemas', () => {
   it('has one .avsc per event record, at the path of its namespace', () => {
