@@ -63,7 +63,10 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
 rows.push(
   await measure(`baseline: bare fastify POST (c=${C})`, N * 2, C, () =>
-    expectStatus(fetch(`${bareUrl}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"x"}' }), 201),
+    expectStatus(
+      fetch(`${bareUrl}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"x"}' }),
+      201,
+    ),
   ),
 );
 await bare.close();
@@ -130,7 +133,10 @@ try {
 }
 print(rows);
 // A consumer that crashes and restarts under ordinary load is a stall of a second or more in some requests' path.
-const serviceLog = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '.stack', 'logs', 'test-services', `${service.namespace}.log`), 'utf8');
+const serviceLog = readFileSync(
+  join(dirname(fileURLToPath(import.meta.url)), '..', '.stack', 'logs', 'test-services', `${service.namespace}.log`),
+  'utf8',
+);
 const restarts = serviceLog.split('\n').filter((line) => /Restarting the consumer|failed; restarting it/.test(line)).length;
 console.log(`consumer restarts in the service log during the run: ${restarts}`);
 process.exit(0);

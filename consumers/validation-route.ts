@@ -2,7 +2,13 @@ import { productAggregate, type ProductEvent } from '../commands/catalog/product
 import { productQualityAggregate } from '../commands/quality/product-quality.ts';
 import { routeTo, type EventRoute } from '../ledger/event-router.ts';
 
-const judged: ReadonlySet<string> = new Set<ProductEvent['type']>(['ProductCreated', 'ProductUpdated', 'ProductDeleted', 'VariantAdded', 'MediaAdded']);
+const judged: ReadonlySet<string> = new Set<ProductEvent['type']>([
+  'ProductCreated',
+  'ProductUpdated',
+  'ProductDeleted',
+  'VariantAdded',
+  'MediaAdded',
+]);
 
 /** Data-quality validation: every change of a product goes to that product's quality aggregate. */
 export const validationRoute: EventRoute = {

@@ -59,7 +59,9 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
     },
     // A malformed URL or an over-long path parameter is answered before routing; give it the one error body too.
-    frameworkErrors: (error, _request, reply) => sendError(reply as FastifyReply, error),
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply as FastifyReply, error);
+    },
     clientErrorHandler: (error, socket) => {
       if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
       socket.end(clientErrorResponse(error), () => socket.destroy());
@@ -73,11 +75,14 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
   const unavailableLog = new ThrottledLog(logger);
   app.setErrorHandler((error, request, reply) => {
     const { statusCode } = getHttpResponseFromError(error);
-    if (statusCode === 503) unavailableLog.write('warn', `unavailable:${failureKind(error)}`, { err: errorField(error) }, 'requests answered 503');
+    if (statusCode === 503)
+      unavailableLog.write('warn', `unavailable:${failureKind(error)}`, { err: errorField(error) }, 'requests answered 503');
     else if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, error);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
 
   await app.register(openapiPlugin);
   await app.register(ledgerPlugin, { config, logger, modules });

@@ -53,6 +53,7 @@ export async function checkAttributeValues(db: Knex, scope: Scope, values: Recor
       if (message) invalid.push({ path, message });
     }
   }
-  if (unknown.length > 0) throw new NotFoundError(`attribute ${unknown.map((d) => d.path.slice('body.attributes.'.length)).join(', ')} not found`, unknown);
+  if (unknown.length > 0)
+    throw new NotFoundError(`attribute ${unknown.map((d) => d.path.slice('body.attributes.'.length)).join(', ')} not found`, unknown);
   if (invalid.length > 0) throw new ValidationError('the body is invalid', invalid);
 }

@@ -37,7 +37,10 @@ const isDatabaseUnavailable = (error: unknown): boolean => {
   if (e.name === 'KnexTimeoutError') return true;
   const code = typeof e.code === 'string' ? e.code : '';
   if (/^(08|57P0[1-3]|53300)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) return true;
-  return typeof e.message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message);
+  return (
+    typeof e.message === 'string' &&
+    /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message)
+  );
 };
 
 const statusOf = (error: DomainError): number => {

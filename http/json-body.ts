@@ -19,6 +19,7 @@ export function useStrictJsonBodies(app: FastifyInstance): void {
       done(notUtf8(), undefined);
       return;
     }
-    parseJson(request, decoded, done);
+    // The default parser answers through `done`; what it returns carries nothing more.
+    void parseJson(request, decoded, done);
   });
 }

@@ -30,7 +30,8 @@ const lineItem = z
   })
   .strict()
   .superRefine((line, ctx) => {
-    if (line.variant_id && !line.location_id) ctx.addIssue({ code: 'custom', path: ['location_id'], message: 'is required when variant_id is set' });
+    if (line.variant_id && !line.location_id)
+      ctx.addIssue({ code: 'custom', path: ['location_id'], message: 'is required when variant_id is set' });
   });
 
 export const createOrderBody = z
@@ -51,7 +52,11 @@ export const createOrderBody = z
   .strict()
   .superRefine((order, ctx) => {
     if (!paymentTransactionPatterns[order.payment_provider].test(order.payment_transaction_id)) {
-      ctx.addIssue({ code: 'custom', path: ['payment_transaction_id'], message: `is not a well-formed ${order.payment_provider} transaction id` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['payment_transaction_id'],
+        message: `is not a well-formed ${order.payment_provider} transaction id`,
+      });
     }
   });
 export type CreateOrderBody = z.infer<typeof createOrderBody>;
@@ -120,4 +125,6 @@ export const listQuery = z
   })
   .strict();
 
-export const orderPage = z.object({ data: z.array(order), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }).meta({ id: 'OrderPage' });
+export const orderPage = z
+  .object({ data: z.array(order), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .meta({ id: 'OrderPage' });

@@ -16,7 +16,9 @@ export function asyncApiDocument(topics: TopicSpec[]): Record<string, unknown> {
         title: name,
         contentType: 'application/vnd.apache.avro+binary',
         summary: `Confluent wire format; registry subject ${subjectFor(topic.name, record)}`,
-        bindings: { kafka: { key: { type: 'string', description: `the ${topic.key}` }, schemaIdLocation: 'payload', bindingVersion: '0.5.0' } },
+        bindings: {
+          kafka: { key: { type: 'string', description: `the ${topic.key}` }, schemaIdLocation: 'payload', bindingVersion: '0.5.0' },
+        },
         payload: { schemaFormat: 'application/vnd.apache.avro+json;version=1.9.0', schema: loadSchema(record) },
       };
       channelMessages[name] = { $ref: `#/components/messages/${name}` };

@@ -19,8 +19,7 @@ export function loadSchema(fullName: string, readFile: (path: string) => string 
   const defined = new Set<string>();
   const load = (name: string): Json => JSON.parse(readFile(schemaPath(name))) as Json;
 
-  const qualify = (name: string, namespace: string): string =>
-    name.includes('.') || !namespace ? name : `${namespace}.${name}`;
+  const qualify = (name: string, namespace: string): string => (name.includes('.') || !namespace ? name : `${namespace}.${name}`);
 
   const resolve = (node: Json, namespace: string): Json => {
     if (typeof node === 'string') {

@@ -34,7 +34,11 @@ export class CommandBus implements Part {
     const producer = await this.connectedProducer();
     try {
       // One produce request stays under the record limit: a partition's records travel as one record batch.
-      for (const chunk of chunkBySize(topicMessages, ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0), this.maxRecordBytes)) {
+      for (const chunk of chunkBySize(
+        topicMessages,
+        ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0),
+        this.maxRecordBytes,
+      )) {
         await producer.sendBatch({ acks: -1, topicMessages: chunk });
       }
     } catch (error) {
@@ -110,7 +114,9 @@ export class CommandBus implements Part {
   async post(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
     const message = { key: aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };
     if (recordBytes(message) > this.maxRecordBytes) {
-      throw new PayloadTooLargeError(`the request makes a ${command.type} command larger than the ${this.maxRecordBytes}-byte record limit`);
+      throw new PayloadTooLargeError(
+        `the request makes a ${command.type} command larger than the ${this.maxRecordBytes}-byte record limit`,
+      );
     }
     await this.outbox.submit({ topic: namespaced(this.namespace, topic.name), messages: [message] });
   }

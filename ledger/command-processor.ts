@@ -110,10 +110,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     const producer = this.producer;
     if (!producer) throw new Error('processor not started');
     const inbox = batches.flatMap((batch) =>
-      batch.messages.filter((message) => !this.committed.covers(batch.topic, batch.partition, message.offset)).map((message) => ({ batch, message })),
+      batch.messages
+        .filter((message) => !this.committed.covers(batch.topic, batch.partition, message.offset))
+        .map((message) => ({ batch, message })),
     );
     // What does not fit one transaction's record budget waits for the next one.
-    for (let start = 0; start < inbox.length; ) {
+    for (let start = 0; start < inbox.length;) {
       const round = await this.decideRound(inbox, start);
       await this.commitRound(producer, round);
       for (const [aggregateId, { snapshot }] of round.touched) this.snapshots.set(aggregateId, snapshot);
@@ -156,41 +158,43 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   private async commitRound(producer: Producer, { decided, touched, consumed }: Round<E, S>): Promise<void> {
-    await inTransaction(
-      producer,
-      async (transaction) => {
-        const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
-        const sentTo = new Map<number, number>();
-        for (const one of decided) {
-          if (one.events.length === 0) continue;
-          const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
-          sentTo.set(one.partition, index);
-          lastEvent.set(one, { partition: one.partition, index: index - 1 });
-        }
-        const eventMessages = decided.flatMap((one) => one.events);
-        const stateMessages: Message[] = [...touched].map(([aggregateId, { value, partition }]) => ({ key: aggregateId, value, partition }));
-        const written = await retryTransient(() =>
-          transaction.sendBatch({
-            acks: -1,
-            topicMessages: [
-              ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
-              ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
-            ],
-          }),
-        );
-        // Replies name the offsets of their events, which are known only once those are written.
-        const baseOffsets = new Map(written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
-        const positionOf = (one: Decided<E, S>): LogPosition[] => {
-          const last = lastEvent.get(one);
-          if (!last) return [];
-          const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
-          return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
-        };
-        const replies = decided.map((one) => ({ key: one.decision.command.metadata.commandId, value: JSON.stringify(this.reply(one.decision, positionOf(one))) }));
-        await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
-        await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) }));
-      },
-    );
+    await inTransaction(producer, async (transaction) => {
+      const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
+      const sentTo = new Map<number, number>();
+      for (const one of decided) {
+        if (one.events.length === 0) continue;
+        const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
+        sentTo.set(one.partition, index);
+        lastEvent.set(one, { partition: one.partition, index: index - 1 });
+      }
+      const eventMessages = decided.flatMap((one) => one.events);
+      const stateMessages: Message[] = [...touched].map(([aggregateId, { value, partition }]) => ({ key: aggregateId, value, partition }));
+      const written = await retryTransient(() =>
+        transaction.sendBatch({
+          acks: -1,
+          topicMessages: [
+            ...(eventMessages.length > 0 ? [{ topic: this.topic.events, messages: eventMessages }] : []),
+            ...(stateMessages.length > 0 ? [{ topic: this.topic.state, messages: stateMessages }] : []),
+          ],
+        }),
+      );
+      // Replies name the offsets of their events, which are known only once those are written.
+      const baseOffsets = new Map(
+        written.filter((w) => w.topicName === this.topic.events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]),
+      );
+      const positionOf = (one: Decided<E, S>): LogPosition[] => {
+        const last = lastEvent.get(one);
+        if (!last) return [];
+        const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
+        return [{ topic: this.topic.events, partition: last.partition, offset: offset.toString() }];
+      };
+      const replies = decided.map((one) => ({
+        key: one.decision.command.metadata.commandId,
+        value: JSON.stringify(this.reply(one.decision, positionOf(one))),
+      }));
+      await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
+      await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) }));
+    });
   }
 
   /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */
@@ -209,8 +213,14 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private async decideOne(command: C, partition: number, touched: Map<string, Touched<S>>): Promise<Decided<E, S>> {
     const { decider, name } = this.definition;
     const aggregateId = this.definition.aggregateIdOf(command);
-    const rejected = (error: SerializedDomainError): Decided<E, S> => ({ decision: { command, outcome: 'rejected', error }, partition, events: [], eventBytes: 0 });
-    const current = touched.get(aggregateId)?.snapshot ?? this.snapshots.get(aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
+    const rejected = (error: SerializedDomainError): Decided<E, S> => ({
+      decision: { command, outcome: 'rejected', error },
+      partition,
+      events: [],
+      eventBytes: 0,
+    });
+    const current = touched.get(aggregateId)?.snapshot ??
+      this.snapshots.get(aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
     const caller: Owner = { tenantId: command.metadata.tenantId, orgId: command.metadata.orgId };
     // Tenant isolation lives here, once for every aggregate: another tenant's aggregate does not exist for you.
     if (current.owner && (current.owner.tenantId !== caller.tenantId || current.owner.orgId !== caller.orgId)) {

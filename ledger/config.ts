@@ -8,17 +8,29 @@ const configSchema = z.object({
   SCHEMA_REGISTRY_URL: z.string().url().default('http://127.0.0.1:18081/apis/ccompat/v7'),
   DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/commerce_ledger'),
   /** Prefixes every topic and consumer group; lets test runs and local dev share one broker. */
-  LEDGER_NAMESPACE: z.string().regex(/^[a-z0-9-]*$/).default(''),
+  LEDGER_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9-]*$/)
+    .default(''),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(MAX_PARTITIONS).default(3),
   /** The most one Kafka record (and one topic's records in one transaction) may weigh; topics are created to take it. */
-  RECORD_LIMIT_BYTES: z.coerce.number().int().min(16_384).max(64 * 1024 * 1024).default(1_000_000),
+  RECORD_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(16_384)
+    .max(64 * 1024 * 1024)
+    .default(1_000_000),
   COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_ISSUER: z.string().optional(),
   AUTH_AUDIENCE: z.string().optional(),
   AUTH_DEV_SECRET: z.string().min(16).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
 });
 
 export type Config = z.infer<typeof configSchema>;

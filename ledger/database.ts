@@ -4,7 +4,12 @@ import pg from 'pg';
 // Postgres bigint (offsets, counts) arrives as string; keep it that way for offsets, parse counts where used.
 export function createKnex(databaseUrl: string, pool = { min: 0, max: 10 }): Knex {
   // While Postgres is down a query fails after 3 s (503), rather than waiting a minute for a connection.
-  return knexFactory({ client: 'pg', connection: { connectionString: databaseUrl, connectionTimeoutMillis: 2_000 }, pool, acquireConnectionTimeout: 3_000 });
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 2_000 },
+    pool,
+    acquireConnectionTimeout: 3_000,
+  });
 }
 
 /** Creates the database named in the URL when it does not exist yet (Postgres has no CREATE DATABASE IF NOT EXISTS). */

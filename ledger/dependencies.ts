@@ -74,7 +74,11 @@ export class DependencyMonitor {
     const out = {} as Record<DependencyName, DependencyCheck>;
     for (const name of Object.keys(this.probes) as DependencyName[]) {
       const state = this.states.get(name);
-      out[name] = { ok: state?.up ?? false, since: new Date(state?.since ?? Date.now()).toISOString(), ...(state?.error ? { error: state.error } : {}) };
+      out[name] = {
+        ok: state?.up ?? false,
+        since: new Date(state?.since ?? Date.now()).toISOString(),
+        ...(state?.error ? { error: state.error } : {}),
+      };
     }
     return out;
   }
@@ -105,7 +109,14 @@ export class DependencyMonitor {
 
 /** The three probes, each on a client of its own with short timeouts and no retries, so a probe answers within a second. */
 export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string; databaseUrl: string }, log: Logger): DependencyMonitor {
-  const kafka = new Kafka({ clientId: 'commerce-ledger-probe', brokers: urls.brokers, logLevel: logLevel.NOTHING, connectionTimeout: 1_000, requestTimeout: PROBE_TIMEOUT_MS, retry: { retries: 0 } });
+  const kafka = new Kafka({
+    clientId: 'commerce-ledger-probe',
+    brokers: urls.brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1_000,
+    requestTimeout: PROBE_TIMEOUT_MS,
+    retry: { retries: 0 },
+  });
   let admin: Admin | undefined;
   const kafkaProbe = async () => {
     admin ??= kafka.admin();
@@ -126,7 +137,13 @@ export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string
     await response.body?.cancel();
     if (!response.ok) throw new Error(`registry answered ${response.status}`);
   };
-  const pool = new pg.Pool({ connectionString: urls.databaseUrl, max: 1, connectionTimeoutMillis: 1_000, idleTimeoutMillis: 5_000, query_timeout: PROBE_TIMEOUT_MS });
+  const pool = new pg.Pool({
+    connectionString: urls.databaseUrl,
+    max: 1,
+    connectionTimeoutMillis: 1_000,
+    idleTimeoutMillis: 5_000,
+    query_timeout: PROBE_TIMEOUT_MS,
+  });
   pool.on('error', () => undefined);
   const postgresProbe = async () => {
     await pool.query('select 1');

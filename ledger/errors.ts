@@ -3,7 +3,10 @@ export type ErrorDetail = { path: string; message: string };
 
 export abstract class DomainError extends Error {
   abstract readonly code: string;
-  constructor(message: string, readonly details: ErrorDetail[] = []) {
+  constructor(
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -35,10 +38,13 @@ export type SerializedDomainError = {
 /** Deciders refuse with these three; any other domain error reaching a processor is its fault, not the client's. */
 export function serializeDomainError(error: DomainError): SerializedDomainError {
   const kind =
-    error instanceof ValidationError ? 'validation'
-    : error instanceof NotFoundError ? 'not_found'
-    : error instanceof ConflictError ? 'conflict'
-    : 'internal';
+    error instanceof ValidationError
+      ? 'validation'
+      : error instanceof NotFoundError
+        ? 'not_found'
+        : error instanceof ConflictError
+          ? 'conflict'
+          : 'internal';
   return { kind, message: error.message, details: error.details };
 }
 

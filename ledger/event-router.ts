@@ -13,7 +13,10 @@ import { namespaced, type TopicSpec } from './topics.ts';
 export type RoutedCommand = { topic: TopicSpec; aggregateId: string; command: CommandInput<Command> };
 
 /** Addresses a command to its aggregate; a command of another aggregate does not compile. */
-export const routeTo = <C extends Command, E extends Event, S>(aggregate: Aggregate<C, E, S>, command: CommandInput<NoInfer<C>>): RoutedCommand => ({
+export const routeTo = <C extends Command, E extends Event, S>(
+  aggregate: Aggregate<C, E, S>,
+  command: CommandInput<NoInfer<C>>,
+): RoutedCommand => ({
   topic: aggregate.commands,
   aggregateId: aggregate.aggregateIdOf(command),
   command,
@@ -91,11 +94,19 @@ export class EventRouter {
         if (this.committed.covers(batch.topic, batch.partition, message.offset)) continue;
         const commands: Routed['commands'] = [];
         if (message.value) {
-          const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
+          const event = await this.deps.codec.decode(message.value, {
+            topic: batch.topic,
+            partition: batch.partition,
+            offset: message.offset,
+          });
           for (const [index, command] of this.definition.route(event).entries()) {
             const record = this.commandMessage(event, index, command);
             // A command the broker would refuse would block the partition for good: log it and go on.
-            if (recordBytes(record) > this.deps.maxRecordBytes) this.log.error({ eventId: event.envelope.eventId, type: command.command.type }, 'routed command over the record limit dropped');
+            if (recordBytes(record) > this.deps.maxRecordBytes)
+              this.log.error(
+                { eventId: event.envelope.eventId, type: command.command.type },
+                'routed command over the record limit dropped',
+              );
             else commands.push({ topic: namespaced(this.deps.namespace, command.topic.name), record });
           }
         }
@@ -117,16 +128,15 @@ export class EventRouter {
       messages.push(record);
       byTopic.set(topic, messages);
     }
-    await inTransaction(
-      producer,
-      async (transaction) => {
-        if (byTopic.size > 0) {
-          const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-          await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
-        }
-        await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) }));
-      },
-    );
+    await inTransaction(producer, async (transaction) => {
+      if (byTopic.size > 0) {
+        const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+        await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
+      }
+      await retryTransient(() =>
+        transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) }),
+      );
+    });
   }
 
   private commandMessage(event: RecordedEvent, index: number, routed: RoutedCommand): Message {

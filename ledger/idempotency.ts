@@ -32,7 +32,10 @@ export function isReplay(requests: RememberedRequests | undefined, { idempotency
  * What an aggregate that accepted the command keeps: this request added, expired ones dropped (so aggregates
  * that take many creates, one per tenant, stay bounded), and no field at all when nothing remains.
  */
-export function rememberRequest(requests: RememberedRequests | undefined, { idempotency, issuedAt }: CommandMetadata): { requests?: RememberedRequests } {
+export function rememberRequest(
+  requests: RememberedRequests | undefined,
+  { idempotency, issuedAt }: CommandMetadata,
+): { requests?: RememberedRequests } {
   const kept = Object.entries(requests ?? {}).filter(([, { at }]) => unexpired(at, issuedAt));
   if (idempotency) kept.push([idempotency.key, { hash: idempotency.requestHash, at: issuedAt }]);
   return kept.length > 0 ? { requests: Object.fromEntries(kept) } : {};

@@ -1,4 +1,15 @@
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type ConsumerConfig, type ITopicConfig, type LogEntry, type Producer, type Transaction } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  Partitioners,
+  type Admin,
+  type Consumer,
+  type ConsumerConfig,
+  type ITopicConfig,
+  type LogEntry,
+  type Producer,
+  type Transaction,
+} from 'kafkajs';
 import type { Logger } from './logger.ts';
 import type { PartSignals } from './supervisor.ts';
 import { rootCause, ThrottledLog } from './throttled-log.ts';
@@ -27,7 +38,12 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
         // transaction, and the producer is replaced. kafkajs warns about that at every creation.
         if (message.startsWith('Limiting retries for the idempotent producer')) return;
         const severity = levels[level] ?? 'info';
-        log.write(severity === 'debug' ? 'info' : severity, `${namespace}|${String(rest.groupId ?? '')}|${message}`, { namespace, ...rest }, message);
+        log.write(
+          severity === 'debug' ? 'info' : severity,
+          `${namespace}|${String(rest.groupId ?? '')}|${message}`,
+          { namespace, ...rest },
+          message,
+        );
       },
     retry: { initialRetryTime: 100 },
   });
@@ -51,7 +67,12 @@ export const transactionalProducer = (kafka: Kafka, transactionalId: string): Pr
  * Answers a transactional request gets while the coordinator is still busy (writing the previous commit's markers,
  * loading, moving): they are transient, so the same step is tried again in place after a short pause.
  */
-const TRANSIENT_TRANSACTION_ERRORS = new Set(['CONCURRENT_TRANSACTIONS', 'COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR']);
+const TRANSIENT_TRANSACTION_ERRORS = new Set([
+  'CONCURRENT_TRANSACTIONS',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR',
+]);
 
 export const isTransientTransactionError = (error: unknown): boolean =>
   TRANSIENT_TRANSACTION_ERRORS.has(String((rootCause(error) as { type?: string } | undefined)?.type));
@@ -97,7 +118,11 @@ export async function disconnectQuietly(...clients: ({ disconnect: () => Promise
 }
 
 /** Runs `work` in one Kafka transaction: committed when it returns, aborted (and the error rethrown) when anything fails. */
-export async function inTransaction<T>(producer: Producer, work: (transaction: Transaction) => Promise<T>, onAbortFailure: (error: unknown) => void = () => undefined): Promise<T> {
+export async function inTransaction<T>(
+  producer: Producer,
+  work: (transaction: Transaction) => Promise<T>,
+  onAbortFailure: (error: unknown) => void = () => undefined,
+): Promise<T> {
   const transaction = await producer.transaction();
   try {
     const result = await work(transaction);
@@ -116,7 +141,14 @@ const RECORD_HEADROOM_BYTES = 64 * 1024;
  * Creates missing topics, each taking record batches up to `recordLimit` (plus headroom); existing ones are
  * left as they are (partition counts never shrink).
  */
-export async function ensureTopics(admin: Admin, namespace: string, specs: TopicSpec[], partitions: number, recordLimit: number, attempt = 1): Promise<void> {
+export async function ensureTopics(
+  admin: Admin,
+  namespace: string,
+  specs: TopicSpec[],
+  partitions: number,
+  recordLimit: number,
+  attempt = 1,
+): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing: ITopicConfig[] = specs
     .map((spec) => ({ spec, name: namespaced(namespace, spec.name) }))

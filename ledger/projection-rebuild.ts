@@ -11,7 +11,11 @@ type Checkpoints = Map<string, bigint>;
 async function checkpoints(db: Knex, schema: string): Promise<Checkpoints> {
   const exists = await db.raw('select 1 from information_schema.tables where table_schema = ? and table_name = ?', [schema, 'checkpoints']);
   if (exists.rows.length === 0) return new Map();
-  const rows = (await db(`${schema}.checkpoints`).select('topic', 'partition', 'offset')) as { topic: string; partition: number; offset: string }[];
+  const rows = (await db(`${schema}.checkpoints`).select('topic', 'partition', 'offset')) as {
+    topic: string;
+    partition: number;
+    offset: string;
+  }[];
   return new Map(rows.map((r) => [`${r.topic}|${r.partition}`, BigInt(r.offset)]));
 }
 
@@ -40,15 +44,23 @@ export async function rebuildProjection(
   const total = [...ends.values()].reduce((sum, end) => sum + end + 1n, 0n);
   const positions = new Map<string, bigint>();
   const supervisor = new Supervisor(`rebuild-${projection.name}`, deps.logger);
-  const runner = new ProjectionRunner(deps, projection, {
-    schema,
-    notify: false,
-    onBatch: (topic, partition, offset) => {
-      positions.set(`${topic}|${partition}`, BigInt(offset));
-      const applied = [...positions.entries()].reduce((sum, [key, at]) => sum + (at < (ends.get(key) ?? 0n) ? at + 1n : (ends.get(key) ?? 0n) + 1n), 0n);
-      options.onProgress?.({ applied, total });
+  const runner = new ProjectionRunner(
+    deps,
+    projection,
+    {
+      schema,
+      notify: false,
+      onBatch: (topic, partition, offset) => {
+        positions.set(`${topic}|${partition}`, BigInt(offset));
+        const applied = [...positions.entries()].reduce(
+          (sum, [key, at]) => sum + (at < (ends.get(key) ?? 0n) ? at + 1n : (ends.get(key) ?? 0n) + 1n),
+          0n,
+        );
+        options.onProgress?.({ applied, total });
+      },
     },
-  }, supervisor);
+    supervisor,
+  );
   await supervisor.start(runner);
   const pollMs = options.pollMs ?? 200;
   try {

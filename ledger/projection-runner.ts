@@ -103,13 +103,16 @@ export class ProjectionRunner {
   /** Checkpoints only move forward; the notification is delivered when the transaction commits. */
   private async saveCheckpoint(trx: Knex.Transaction, topic: string, partition: number, offset: string): Promise<void> {
     const { schema, notify } = this.options;
-    const [row] = (await trx.raw(
-      `insert into ??.checkpoints (topic, partition, "offset") values (?, ?, ?)
+    const [row] = (
+      await trx.raw(
+        `insert into ??.checkpoints (topic, partition, "offset") values (?, ?, ?)
        on conflict (topic, partition) do update set "offset" = greatest(checkpoints."offset", excluded."offset"), updated_at = now()
        returning "offset"`,
-      [schema, topic, partition, offset],
-    )).rows as { offset: string }[];
-    if (notify && row) await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${topic}|${partition}|${row.offset}`]);
+        [schema, topic, partition, offset],
+      )
+    ).rows as { offset: string }[];
+    if (notify && row)
+      await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${topic}|${partition}|${row.offset}`]);
   }
 
   /** One Postgres transaction for a group of batches, each skipping what its checkpoint has already seen. */
@@ -138,7 +141,11 @@ export class ProjectionRunner {
           try {
             await this.projection.evolve(event, context);
           } catch (error) {
-            throw new ProjectionEventError(this.projection.name, { type: event.type, position: event.position, eventId: event.envelope.eventId }, error);
+            throw new ProjectionEventError(
+              this.projection.name,
+              { type: event.type, position: event.position, eventId: event.envelope.eventId },
+              error,
+            );
           }
         }
         await this.saveCheckpoint(trx, batch.topic, batch.partition, batch.lastOffset());

@@ -100,12 +100,15 @@ export class ProjectionWaiter {
 
   private reconnect(): void {
     if (this.stopped) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.listen().catch((error: unknown) => {
-        this.throttled.write('warn', 'reconnect', { err: errorField(error) }, 'progress listener could not reconnect yet');
-        this.reconnect();
-      });
-    }, backoffDelay(this.attempt++, 200, 5_000));
+    this.reconnectTimer = setTimeout(
+      () => {
+        this.listen().catch((error: unknown) => {
+          this.throttled.write('warn', 'reconnect', { err: errorField(error) }, 'progress listener could not reconnect yet');
+          this.reconnect();
+        });
+      },
+      backoffDelay(this.attempt++, 200, 5_000),
+    );
   }
 
   private async catchUp(): Promise<void> {
@@ -165,14 +168,11 @@ export class ProjectionWaiter {
           }
           running = true;
           again = false;
-          read().then(
-            (value) => {
-              running = false;
-              if (value !== undefined) resolve(value);
-              else if (again) recheck();
-            },
-            reject,
-          );
+          read().then((value) => {
+            running = false;
+            if (value !== undefined) resolve(value);
+            else if (again) recheck();
+          }, reject);
         };
         watch = { projection, recheck, reject };
         this.watches.push(watch);

@@ -98,7 +98,10 @@ export async function prepareProjectionSchema(db: Knex, projection: Projection, 
     migrationSource: {
       getMigrations: async () => projection.migrations,
       getMigrationName: (migration: ProjectionMigration) => migration.name,
-      getMigration: async (migration: ProjectionMigration) => ({ up: (knex: Knex) => migration.up(knex, schema), down: async () => undefined }),
+      getMigration: async (migration: ProjectionMigration) => ({
+        up: (knex: Knex) => migration.up(knex, schema),
+        down: async () => undefined,
+      }),
     },
   });
   const row = (await db(`${schema}.generation`).first('id')) as { id: string };

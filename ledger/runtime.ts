@@ -53,7 +53,10 @@ export async function startRuntime(config: Config, logger: Logger, { aggregates,
 
   await ensureDatabase(config.DATABASE_URL);
   const db = createKnex(config.DATABASE_URL);
-  const dependencies = dependencyMonitor({ brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL }, logger);
+  const dependencies = dependencyMonitor(
+    { brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL },
+    logger,
+  );
   const stops: (() => Promise<void>)[] = [() => dependencies.stop()];
   const supervisors: Supervisor[] = [];
   const runners: { name: string; runner: ProjectionRunner }[] = [];
@@ -77,13 +80,21 @@ export async function startRuntime(config: Config, logger: Logger, { aggregates,
       })),
     );
     await startAll(
-      routes.map((route) => ({ name: `${route.name}-router`, create: (signals) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route, signals) })),
+      routes.map((route) => ({
+        name: `${route.name}-router`,
+        create: (signals) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route, signals),
+      })),
     );
     await startAll(
       projections.map((projection) => ({
         name: `projection-${projection.name}`,
         create: (signals) => {
-          const runner = new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema: liveSchema(projection), notify: true }, signals);
+          const runner = new ProjectionRunner(
+            { kafka, codec, db, namespace, logger },
+            projection,
+            { schema: liveSchema(projection), notify: true },
+            signals,
+          );
           runners.push({ name: projection.name, runner });
           return runner;
         },

@@ -55,8 +55,7 @@ export const backoffDelay = (attempt: number, min: number, max: number, random: 
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 };
 
-const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T | undefined> =>
-  Promise.race([work, sleep(ms).then(() => undefined)]);
+const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T | undefined> => Promise.race([work, sleep(ms).then(() => undefined)]);
 
 /**
  * Keeps one part alive: when it fails it is stopped and started again with backoff, for as long as the service runs,
@@ -128,13 +127,22 @@ export class Supervisor implements PartSignals {
   }
 
   status(): PartStatus {
-    return { name: this.name, state: this.state, restarts: this.restarts, lastFailureAt: this.lastFailureAt, ...(this.lastError ? { lastError: this.lastError } : {}) };
+    return {
+      name: this.name,
+      state: this.state,
+      restarts: this.restarts,
+      lastFailureAt: this.lastFailureAt,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    };
   }
 
   private async restart(): Promise<void> {
     const part = this.part;
     if (!part) return;
-    await withTimeout(part.stop().catch(() => undefined), this.options.stopTimeoutMs);
+    await withTimeout(
+      part.stop().catch(() => undefined),
+      this.options.stopTimeoutMs,
+    );
     while (!this.stopped) {
       await sleep(backoffDelay(this.attempt++, this.options.minDelayMs, this.options.maxDelayMs));
       if (this.stopped) return;
@@ -149,8 +157,16 @@ export class Supervisor implements PartSignals {
         this.failedWhileStarting = undefined;
         this.lastError = errorField(error).message;
         this.state = 'restarting';
-        this.throttled.write('warn', `start:${failureKind(error)}`, { err: errorField(error), attempt: this.attempt }, `${this.name} could not start yet`);
-        await withTimeout(part.stop().catch(() => undefined), this.options.stopTimeoutMs);
+        this.throttled.write(
+          'warn',
+          `start:${failureKind(error)}`,
+          { err: errorField(error), attempt: this.attempt },
+          `${this.name} could not start yet`,
+        );
+        await withTimeout(
+          part.stop().catch(() => undefined),
+          this.options.stopTimeoutMs,
+        );
       } finally {
         this.starting = false;
       }

@@ -39,7 +39,9 @@ export function failureKind(error: unknown): string {
 export function rootCause(error: unknown): unknown {
   let current = error;
   for (let depth = 0; depth < 10; depth++) {
-    const next = (current as { cause?: unknown; originalError?: unknown } | undefined)?.cause ?? (current as { originalError?: unknown } | undefined)?.originalError;
+    const next =
+      (current as { cause?: unknown; originalError?: unknown } | undefined)?.cause ??
+      (current as { originalError?: unknown } | undefined)?.originalError;
     if (!next || next === current) return current;
     current = next;
   }

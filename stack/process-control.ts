@@ -221,7 +221,7 @@ export async function withLock<T>(stackDir: string, fn: () => Promise<T>): Promi
         fs.rmSync(file, { force: true });
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`stack lock ${file} held by pid ${holder}`);
+      if (Date.now() > deadline) throw new Error(`stack lock ${file} held by pid ${holder}`, { cause: err });
       await delay(200);
     }
   }

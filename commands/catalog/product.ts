@@ -18,13 +18,22 @@ type TemplateRequirements = { templateRequiredAttributeIds?: string[] | null };
 export type ProductCreated = Event<
   'ProductCreated',
   // Events written before sku, brand, templateId and attributes existed lack them: absent means null (attributes: none).
-  { productId: string; title: string; description: string | null; category: string | null; status: ProductStatus } & Partial<ProductExtras> & {
-    attributes?: AttributeValues;
-  } & TemplateRequirements
+  {
+    productId: string;
+    title: string;
+    description: string | null;
+    category: string | null;
+    status: ProductStatus;
+  } & Partial<ProductExtras> & {
+      attributes?: AttributeValues;
+    } & TemplateRequirements
 >;
 /** attributeChanges is absent in events written before products carried attribute values. */
 /** `templateRequiredAttributeIds` comes with a change of templateId to a template. */
-export type ProductUpdated = Event<'ProductUpdated', { productId: string; changes: FieldChange[]; attributeChanges?: AttributeChange[] } & TemplateRequirements>;
+export type ProductUpdated = Event<
+  'ProductUpdated',
+  { productId: string; changes: FieldChange[]; attributeChanges?: AttributeChange[] } & TemplateRequirements
+>;
 export type ProductDeleted = Event<'ProductDeleted', { productId: string; variantIds: string[] }>;
 export type VariantAdded = Event<
   'VariantAdded',
@@ -49,7 +58,7 @@ export type ProductEvent = ProductCreated | ProductUpdated | ProductDeleted | Va
 // ── State ───────────────────────────────────────────────────────────────────
 export type Product =
   | { status: 'Empty' }
-  | {
+  | ({
       status: 'Existing';
       title: string;
       description: string | null;
@@ -57,7 +66,7 @@ export type Product =
       variantIds: string[];
       mediaIds: string[];
       attributes: AttributeValues;
-    } & ProductExtras
+    } & ProductExtras)
   | { status: 'Deleted' };
 
 export const initialState = (): Product => ({ status: 'Empty' });
@@ -106,7 +115,13 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
 // ── Commands ────────────────────────────────────────────────────────────────
 export type CreateProduct = Command<
   'CreateProduct',
-  { productId: string; title: string; description: string | null; category: string | null; attributes?: AttributeValues } & Partial<ProductExtras> &
+  {
+    productId: string;
+    title: string;
+    description: string | null;
+    category: string | null;
+    attributes?: AttributeValues;
+  } & Partial<ProductExtras> &
     TemplateRequirements
 >;
 /**
@@ -179,7 +194,9 @@ const addVariant = ({ data }: AddVariant, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
   if (product.variantIds.includes(data.variantId)) throw new ConflictError(`variant ${data.variantId} already exists`);
   if (data.price !== null && !PRICE.test(data.price)) {
-    throw new ValidationError('the price is out of bounds', [{ path: 'body.price', message: 'must be a decimal 0 ≤ price < 10^12 with at most 6 places' }]);
+    throw new ValidationError('the price is out of bounds', [
+      { path: 'body.price', message: 'must be a decimal 0 ≤ price < 10^12 with at most 6 places' },
+    ]);
   }
   return [{ type: 'VariantAdded', data }];
 };
@@ -188,7 +205,9 @@ const addMedia = ({ data }: AddMedia, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
   if (product.mediaIds.includes(data.mediaId)) throw new ConflictError(`media ${data.mediaId} already exists`);
   if (!Number.isInteger(data.sortOrder) || Math.abs(data.sortOrder) > MAX_SORT_ORDER) {
-    throw new ValidationError('the sort order is out of bounds', [{ path: 'body.sort_order', message: `must be an integer -${MAX_SORT_ORDER}..${MAX_SORT_ORDER}` }]);
+    throw new ValidationError('the sort order is out of bounds', [
+      { path: 'body.sort_order', message: `must be an integer -${MAX_SORT_ORDER}..${MAX_SORT_ORDER}` },
+    ]);
   }
   if (data.variantId !== null && !product.variantIds.includes(data.variantId)) {
     throw new NotFoundError(`variant ${data.variantId} not found`, [{ path: 'body.variant_id', message: 'not a variant of this product' }]);
@@ -222,5 +241,8 @@ export const productAggregate = defineAggregate({
   stream: 'catalog.product',
   decider: productDecider,
   id: 'productId',
-  events: { namespace: 'commerce.ledger.catalog', types: ['ProductCreated', 'ProductUpdated', 'ProductDeleted', 'VariantAdded', 'MediaAdded'] },
+  events: {
+    namespace: 'commerce.ledger.catalog',
+    types: ['ProductCreated', 'ProductUpdated', 'ProductDeleted', 'VariantAdded', 'MediaAdded'],
+  },
 });

@@ -53,17 +53,32 @@ export type Taxonomy = {
   templates: Record<string, true>;
 };
 
-export const initialState = (): Taxonomy => ({ categories: {}, categorySlugs: {}, attributes: {}, attributeSlugs: {}, attributeGroups: {}, templates: {} });
+export const initialState = (): Taxonomy => ({
+  categories: {},
+  categorySlugs: {},
+  attributes: {},
+  attributeSlugs: {},
+  attributeGroups: {},
+  templates: {},
+});
 
 export const evolve = (state: Taxonomy, event: TaxonomyEvent): Taxonomy => {
   switch (event.type) {
     case 'CategoryCreated': {
       const { categoryId, slug, parentId } = event.data;
-      return { ...state, categories: { ...state.categories, [categoryId]: parentId }, categorySlugs: { ...state.categorySlugs, [slug]: categoryId } };
+      return {
+        ...state,
+        categories: { ...state.categories, [categoryId]: parentId },
+        categorySlugs: { ...state.categorySlugs, [slug]: categoryId },
+      };
     }
     case 'AttributeCreated': {
       const { attributeId, slug, type } = event.data;
-      return { ...state, attributes: { ...state.attributes, [attributeId]: type }, attributeSlugs: { ...state.attributeSlugs, [slug]: attributeId } };
+      return {
+        ...state,
+        attributes: { ...state.attributes, [attributeId]: type },
+        attributeSlugs: { ...state.attributeSlugs, [slug]: attributeId },
+      };
     }
     case 'AttributeGroupCreated':
       return { ...state, attributeGroups: { ...state.attributeGroups, [event.data.attributeGroupId]: event.data.attributeIds } };
@@ -88,7 +103,11 @@ export type TaxonomyCommand = CreateCategory | CreateAttribute | CreateAttribute
 // ── Decide ──────────────────────────────────────────────────────────────────
 const missing = (path: string, kind: string, ids: string[], known: Record<string, unknown>) => {
   const unknown = ids.filter((id) => !(id in known));
-  if (unknown.length > 0) throw new NotFoundError(`${kind} ${unknown.join(', ')} not found`, unknown.map((id) => ({ path, message: `${kind} ${id} not found` })));
+  if (unknown.length > 0)
+    throw new NotFoundError(
+      `${kind} ${unknown.join(', ')} not found`,
+      unknown.map((id) => ({ path, message: `${kind} ${id} not found` })),
+    );
 };
 
 const duplicates = (path: string, ids: string[]) => {
@@ -97,7 +116,11 @@ const duplicates = (path: string, ids: string[]) => {
 
 /** The chain of ancestors from `parentId` up; a chain that reaches `categoryId` would close a cycle. */
 const closesCycle = (state: Taxonomy, categoryId: string, parentId: string | null): boolean => {
-  for (let at = parentId, steps = 0; at !== null && steps <= Object.keys(state.categories).length; at = state.categories[at] ?? null, steps++) {
+  for (
+    let at = parentId, steps = 0;
+    at !== null && steps <= Object.keys(state.categories).length;
+    at = state.categories[at] ?? null, steps++
+  ) {
     if (at === categoryId) return true;
   }
   return false;
@@ -105,17 +128,22 @@ const closesCycle = (state: Taxonomy, categoryId: string, parentId: string | nul
 
 const createCategory = ({ data }: CreateCategory, state: Taxonomy): TaxonomyEvent[] => {
   if (data.categoryId in state.categories) throw new ConflictError(`category ${data.categoryId} already exists`);
-  if (data.slug in state.categorySlugs) throw new ConflictError(`a category with slug "${data.slug}" already exists`, [{ path: 'body.slug', message: 'already taken' }]);
+  if (data.slug in state.categorySlugs)
+    throw new ConflictError(`a category with slug "${data.slug}" already exists`, [{ path: 'body.slug', message: 'already taken' }]);
   if (data.parentId !== null) missing('body.parentId', 'parent category', [data.parentId], state.categories);
-  if (closesCycle(state, data.categoryId, data.parentId)) throw new ConflictError('a category cannot be its own ancestor', [{ path: 'body.parentId', message: 'would create a cycle' }]);
+  if (closesCycle(state, data.categoryId, data.parentId))
+    throw new ConflictError('a category cannot be its own ancestor', [{ path: 'body.parentId', message: 'would create a cycle' }]);
   return [{ type: 'CategoryCreated', data }];
 };
 
 const createAttribute = ({ data }: CreateAttribute, state: Taxonomy): TaxonomyEvent[] => {
   if (data.attributeId in state.attributes) throw new ConflictError(`attribute ${data.attributeId} already exists`);
-  if (data.slug in state.attributeSlugs) throw new ConflictError(`an attribute with slug "${data.slug}" already exists`, [{ path: 'body.slug', message: 'already taken' }]);
-  if (data.type === 'SELECT' && data.options.length === 0) throw new ValidationError('a SELECT attribute needs options', [{ path: 'body.options', message: 'at least one option' }]);
-  if (data.type !== 'SELECT' && data.options.length > 0) throw new ValidationError('only a SELECT attribute has options', [{ path: 'body.options', message: 'only for type SELECT' }]);
+  if (data.slug in state.attributeSlugs)
+    throw new ConflictError(`an attribute with slug "${data.slug}" already exists`, [{ path: 'body.slug', message: 'already taken' }]);
+  if (data.type === 'SELECT' && data.options.length === 0)
+    throw new ValidationError('a SELECT attribute needs options', [{ path: 'body.options', message: 'at least one option' }]);
+  if (data.type !== 'SELECT' && data.options.length > 0)
+    throw new ValidationError('only a SELECT attribute has options', [{ path: 'body.options', message: 'only for type SELECT' }]);
   return [{ type: 'AttributeCreated', data }];
 };
 
@@ -161,5 +189,8 @@ export const taxonomyAggregate = defineAggregate({
   stream: 'catalog.taxonomy',
   decider: taxonomyDecider,
   id: 'taxonomyId',
-  events: { namespace: 'commerce.ledger.catalog', types: ['CategoryCreated', 'AttributeCreated', 'AttributeGroupCreated', 'TemplateCreated'] },
+  events: {
+    namespace: 'commerce.ledger.catalog',
+    types: ['CategoryCreated', 'AttributeCreated', 'AttributeGroupCreated', 'TemplateCreated'],
+  },
 });

@@ -24,7 +24,16 @@ export type StockAdjusted = Event<
 export type StockReserved = Event<'StockReserved', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
 export type StockReservationRefused = Event<
   'StockReservationRefused',
-  { inventoryId: string; orderId: string; lineIndex: number; variantId: string; locationId: string; requested: number; available: number; reason: string }
+  {
+    inventoryId: string;
+    orderId: string;
+    lineIndex: number;
+    variantId: string;
+    locationId: string;
+    requested: number;
+    available: number;
+    reason: string;
+  }
 >;
 export type StockReleased = Event<'StockReleased', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
 export type StockShipped = Event<'StockShipped', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
@@ -82,11 +91,17 @@ export const evolve = (state: Inventory, event: InventoryEvent): Inventory => {
       return { ...state, levels: { ...state.levels, [key]: { ...levelOf(state, event.data), available: event.data.available } } };
     }
     case 'StockReserved':
-      return { ...state, levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available - q, reserved: l.reserved + q })) };
+      return {
+        ...state,
+        levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available - q, reserved: l.reserved + q })),
+      };
     case 'StockReservationRefused':
       return state;
     case 'StockReleased':
-      return { ...state, levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available + q, reserved: l.reserved - q })) };
+      return {
+        ...state,
+        levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available + q, reserved: l.reserved - q })),
+      };
     case 'StockShipped':
       return { ...state, levels: withLevels(state, event.data.lines, (l, q) => ({ available: l.available, reserved: l.reserved - q })) };
     default: {
@@ -117,16 +132,23 @@ const createLocation = ({ data }: CreateStockLocation, state: Inventory): Invent
   return [{ type: 'StockLocationCreated', data }];
 };
 
-const adjusted = (data: AdjustStockLevel['data'], state: Inventory, reason: 'set' | 'adjust', field: 'available' | 'delta'): InventoryEvent[] => {
+const adjusted = (
+  data: AdjustStockLevel['data'],
+  state: Inventory,
+  reason: 'set' | 'adjust',
+  field: 'available' | 'delta',
+): InventoryEvent[] => {
   knownLocation(state, data.locationId);
   const path = `body.${field}`;
-  if (!Number.isSafeInteger(data.delta)) throw new ValidationError('stock quantities are whole numbers of units', [{ path, message: 'must be an integer' }]);
+  if (!Number.isSafeInteger(data.delta))
+    throw new ValidationError('stock quantities are whole numbers of units', [{ path, message: 'must be an integer' }]);
   const level = levelOf(state, data);
   const available = level.available + data.delta;
   if (available < 0) {
     throw new ConflictError(`available stock cannot go below zero`, [{ path: 'body.delta', message: `only ${level.available} available` }]);
   }
-  if (available > MAX_UNITS) throw new ValidationError(`available stock cannot exceed ${MAX_UNITS}`, [{ path: 'body', message: `would be ${available}` }]);
+  if (available > MAX_UNITS)
+    throw new ValidationError(`available stock cannot exceed ${MAX_UNITS}`, [{ path: 'body', message: `would be ${available}` }]);
   // Only a rise is refused: a level above the limit (set before it existed) may still come down.
   if (data.delta > 0 && available + level.reserved > MAX_UNITS) {
     const room = Math.max(0, MAX_UNITS - level.reserved);
@@ -161,16 +183,24 @@ const reserve = ({ data }: ReserveStock, state: Inventory): InventoryEvent[] => 
     const known = Boolean(state.locations[line.locationId]);
     const level = levelOf(state, line);
     const units = known ? reservable(level) : 0;
-    const reason: RefusalReason | undefined =
-      !known ? 'unknown_location'
-      : !valid ? 'invalid_quantity'
-      : total > level.available ? 'insufficient_stock'
-      : total > units ? 'stock_limit'
-      : undefined;
+    const reason: RefusalReason | undefined = !known
+      ? 'unknown_location'
+      : !valid
+        ? 'invalid_quantity'
+        : total > level.available
+          ? 'insufficient_stock'
+          : total > units
+            ? 'stock_limit'
+            : undefined;
     if (reason) {
       const { inventoryId, orderId } = data;
       const { lineIndex, variantId, locationId } = line;
-      return [{ type: 'StockReservationRefused', data: { inventoryId, orderId, lineIndex, variantId, locationId, requested: total, available: units, reason } }];
+      return [
+        {
+          type: 'StockReservationRefused',
+          data: { inventoryId, orderId, lineIndex, variantId, locationId, requested: total, available: units, reason },
+        },
+      ];
     }
   }
   return [{ type: 'StockReserved', data }];
@@ -180,7 +210,10 @@ const reserve = ({ data }: ReserveStock, state: Inventory): InventoryEvent[] => 
 const endReservation = (type: 'StockReleased' | 'StockShipped', { data }: ReleaseStock | ShipStock): InventoryEvent[] => {
   // The lines are a reservation this decider accepted; anything else is not one and must not reach the log.
   const invalid = data.lines.find((line) => !isUnitCount(line.quantity));
-  if (invalid) throw new ValidationError(`line ${invalid.lineIndex} holds no reservable quantity`, [{ path: `lines.${invalid.lineIndex}.quantity`, message: `must be 1..${MAX_UNITS}` }]);
+  if (invalid)
+    throw new ValidationError(`line ${invalid.lineIndex} holds no reservable quantity`, [
+      { path: `lines.${invalid.lineIndex}.quantity`, message: `must be 1..${MAX_UNITS}` },
+    ]);
   return data.lines.length > 0 ? [{ type, data }] : [];
 };
 

@@ -76,14 +76,21 @@ export type OrderRejected = Event<'OrderRejected', { orderId: string; reason: st
  * without inventory-backed lines). The state machine ends a reservation at most once, so the inventory need not
  * remember which reservations it holds.
  */
-export type OrderStatusChanged = Event<'OrderStatusChanged', { orderId: string; from: OrderStatus; to: OrderStatus; reservationLines?: ReservationLine[] }>;
-export type OrderStatusChangeRejected = Event<'OrderStatusChangeRejected', { orderId: string; current: OrderStatus; requested: string; reason: string }>;
+export type OrderStatusChanged = Event<
+  'OrderStatusChanged',
+  { orderId: string; from: OrderStatus; to: OrderStatus; reservationLines?: ReservationLine[] }
+>;
+export type OrderStatusChangeRejected = Event<
+  'OrderStatusChangeRejected',
+  { orderId: string; current: OrderStatus; requested: string; reason: string }
+>;
 
 export type OrderEvent = OrderPlaced | OrderConfirmed | OrderRejected | OrderStatusChanged | OrderStatusChangeRejected;
 
 // ── State ───────────────────────────────────────────────────────────────────
 /** `reservationLines`: the stock the order holds (reserved on confirmation, until cancelled or shipped). */
-export type Order = { status: 'Empty' } | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string; reservationLines: ReservationLine[] };
+export type Order =
+  { status: 'Empty' } | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string; reservationLines: ReservationLine[] };
 
 export const initialState = (): Order => ({ status: 'Empty' });
 
@@ -92,7 +99,12 @@ const withStatus = (state: Order, orderStatus: OrderStatus): Order => (state.sta
 export const evolve = (state: Order, event: OrderEvent): Order => {
   switch (event.type) {
     case 'OrderPlaced':
-      return { status: 'Placed', orderStatus: 'pending', requestHash: event.data.requestHash, reservationLines: reservationLines(event.data.lines) };
+      return {
+        status: 'Placed',
+        orderStatus: 'pending',
+        requestHash: event.data.requestHash,
+        reservationLines: reservationLines(event.data.lines),
+      };
     case 'OrderConfirmed':
       return withStatus(state, 'confirmed');
     case 'OrderRejected':
@@ -116,7 +128,9 @@ const endsReservation = (status: OrderStatus): boolean => status === 'cancelled'
 /** The lines that hold stock: those with a variant (and so, by the field rules, a location). */
 export const reservationLines = (lines: OrderLineRequest[]): ReservationLine[] =>
   lines.flatMap((line, lineIndex) =>
-    line.variantId && line.locationId ? [{ lineIndex, variantId: line.variantId, locationId: line.locationId, quantity: line.quantity }] : [],
+    line.variantId && line.locationId
+      ? [{ lineIndex, variantId: line.variantId, locationId: line.locationId, quantity: line.quantity }]
+      : [],
   );
 
 // ── Commands ────────────────────────────────────────────────────────────────
@@ -133,7 +147,8 @@ const priceRule = `must be a decimal 0 ≤ amount < ${MAX_PRICE} with at most 6 
 /** What the request carries, checked here too so that no command, from the edge or not, can place an order out of bounds. */
 const requestProblems = (data: PlaceOrder['data']): ErrorDetail[] => {
   const problems: ErrorDetail[] = [];
-  if (data.lines.length < 1 || data.lines.length > MAX_ORDER_LINES) problems.push({ path: 'body.line_items', message: `must hold 1..${MAX_ORDER_LINES} lines` });
+  if (data.lines.length < 1 || data.lines.length > MAX_ORDER_LINES)
+    problems.push({ path: 'body.line_items', message: `must hold 1..${MAX_ORDER_LINES} lines` });
   data.lines.forEach((line, index) => {
     const { quantity } = line;
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_LINE_QUANTITY) {
@@ -141,7 +156,11 @@ const requestProblems = (data: PlaceOrder['data']): ErrorDetail[] => {
     }
     if (!isPrice(line.unitPrice)) problems.push({ path: `body.line_items.${index}.unit_price`, message: priceRule });
   });
-  for (const [field, value] of [['discount_total', data.discountTotal], ['shipping_total', data.shippingTotal], ['tax_total', data.taxTotal]] as const) {
+  for (const [field, value] of [
+    ['discount_total', data.discountTotal],
+    ['shipping_total', data.shippingTotal],
+    ['tax_total', data.taxTotal],
+  ] as const) {
     if (!isPrice(value)) problems.push({ path: `body.${field}`, message: priceRule });
   }
   return problems;
@@ -150,7 +169,9 @@ const requestProblems = (data: PlaceOrder['data']): ErrorDetail[] => {
 const totalProblems = (lineTotals: string[], { subtotal, total }: { subtotal: string; total: string }): ErrorDetail[] => {
   const tooLarge = `must be below ${MAX_TOTAL}`;
   return [
-    ...lineTotals.flatMap((lineTotal, index) => (isWithinTotalLimit(lineTotal) ? [] : [{ path: `body.line_items.${index}`, message: `line total ${lineTotal} ${tooLarge}` }])),
+    ...lineTotals.flatMap((lineTotal, index) =>
+      isWithinTotalLimit(lineTotal) ? [] : [{ path: `body.line_items.${index}`, message: `line total ${lineTotal} ${tooLarge}` }],
+    ),
     ...(isWithinTotalLimit(subtotal) ? [] : [{ path: 'body.line_items', message: `subtotal ${subtotal} ${tooLarge}` }]),
     ...(isWithinTotalLimit(total) ? [] : [{ path: 'body', message: `total ${total} ${tooLarge}` }]),
   ];
@@ -168,7 +189,9 @@ const place = ({ data }: PlaceOrder, state: Order): OrderEvent[] => {
   if (invalid.length > 0) throw new ValidationError('the order is out of bounds', invalid);
   const { lineTotals, ...totals } = orderTotals(data.lines, data);
   if (totals.total.startsWith('-')) {
-    throw new ValidationError('the order total would be negative', [{ path: 'body.discount_total', message: 'exceeds subtotal + shipping_total + tax_total' }]);
+    throw new ValidationError('the order total would be negative', [
+      { path: 'body.discount_total', message: 'exceeds subtotal + shipping_total + tax_total' },
+    ]);
   }
   const tooLarge = totalProblems(lineTotals, totals);
   if (tooLarge.length > 0) throw new ValidationError(`the order's amounts must stay below ${MAX_TOTAL}`, tooLarge);
@@ -184,7 +207,8 @@ const pending = (state: Order, orderId: string): boolean => {
 const confirm = ({ data }: ConfirmOrder, state: Order): OrderEvent[] =>
   pending(state, data.orderId) ? [{ type: 'OrderConfirmed', data: { orderId: data.orderId, paymentStatus: 'authorized' } }] : [];
 
-const reject = ({ data }: RejectOrder, state: Order): OrderEvent[] => (pending(state, data.orderId) ? [{ type: 'OrderRejected', data }] : []);
+const reject = ({ data }: RejectOrder, state: Order): OrderEvent[] =>
+  pending(state, data.orderId) ? [{ type: 'OrderRejected', data }] : [];
 
 /** A refused transition is recorded, not thrown: the request was accepted with 202, so the history is where the client sees it. */
 const requestStatus = ({ data }: RequestOrderStatus, state: Order): OrderEvent[] => {

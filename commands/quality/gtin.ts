@@ -11,4 +11,6 @@ export const gtinCheckDigit = (body: string): number => {
 };
 
 export const isValidGtin = (code: string): boolean =>
-  /^\d+$/.test(code) && (GTIN_LENGTHS as readonly number[]).includes(code.length) && gtinCheckDigit(code.slice(0, -1)) === Number(code.at(-1));
+  /^\d+$/.test(code) &&
+  (GTIN_LENGTHS as readonly number[]).includes(code.length) &&
+  gtinCheckDigit(code.slice(0, -1)) === Number(code.at(-1));

@@ -39,14 +39,22 @@ export type ProductRecord = Partial<Record<ProductField, string | null>> & {
   hasMedia: boolean;
 };
 
-const variantFacts = ({ variantId, sku, barcode, price }: VariantRecord): VariantFacts => ({ variantId, sku, barcode, priced: price !== null });
+const variantFacts = ({ variantId, sku, barcode, price }: VariantRecord): VariantFacts => ({
+  variantId,
+  sku,
+  barcode,
+  priced: price !== null,
+});
 
 const withFields = (facts: ProductFacts, changes: readonly { field: ProductField; current: string | null }[]): ProductFacts =>
   changes.reduce((next, { field, current }) => ({ ...next, ...factOfField[field](current) }), facts);
 
 /** A product's facts from its record, as the catalog projection scores it. */
 export const factsOfRecord = (record: ProductRecord): ProductFacts => ({
-  ...withFields(noFacts, productFields.map((field) => ({ field, current: record[field] ?? null }))),
+  ...withFields(
+    noFacts,
+    productFields.map((field) => ({ field, current: record[field] ?? null })),
+  ),
   hasMedia: record.hasMedia,
   variants: record.variants.map(variantFacts),
   filledAttributeIds: filledAttributeIds(record.attributes),

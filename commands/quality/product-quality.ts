@@ -30,7 +30,14 @@ import {
  */
 export type ProductQualityAssessed = Event<
   'ProductQualityAssessed',
-  { qualityId: string; productId: string; deleted: boolean; score: number; releasedSkus: string[]; requiredAttributeIds: string[] | null } & ProductFacts
+  {
+    qualityId: string;
+    productId: string;
+    deleted: boolean;
+    score: number;
+    releasedSkus: string[];
+    requiredAttributeIds: string[] | null;
+  } & ProductFacts
 >;
 export type ProductQualityEvent = ProductQualityAssessed | ValidationIssueRaised | ValidationIssueResolved;
 
@@ -46,8 +53,28 @@ export const initialState = (): ProductQuality => ({ facts: null, requiredAttrib
 export const evolve = (state: ProductQuality, event: ProductQualityEvent): ProductQuality => {
   switch (event.type) {
     case 'ProductQualityAssessed': {
-      const { deleted, requiredAttributeIds, sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds: filled } = event.data;
-      const facts: ProductFacts = { sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds: filled };
+      const {
+        deleted,
+        requiredAttributeIds,
+        sku,
+        hasDescription,
+        hasCategory,
+        hasBrand,
+        hasMedia,
+        variants,
+        templateId,
+        filledAttributeIds: filled,
+      } = event.data;
+      const facts: ProductFacts = {
+        sku,
+        hasDescription,
+        hasCategory,
+        hasBrand,
+        hasMedia,
+        variants,
+        templateId,
+        filledAttributeIds: filled,
+      };
       return { ...state, facts: deleted ? null : facts, requiredAttributeIds };
     }
     case 'ValidationIssueRaised':
@@ -82,7 +109,14 @@ const localIssues = (namespace: string, productId: string, facts: ProductFacts, 
   if (!facts.hasDescription) wanted.push(issue('MISSING_DESCRIPTION', 'WARNING', productId, 'The product has no description.'));
   for (const { variantId, barcode } of facts.variants) {
     if (barcode !== null && !isValidGtin(barcode)) {
-      wanted.push(issue('INVALID_BARCODE', 'ERROR', variantId, `Barcode "${barcode}" of variant ${variantId} is not a valid GTIN-8, -12, -13 or -14.`));
+      wanted.push(
+        issue(
+          'INVALID_BARCODE',
+          'ERROR',
+          variantId,
+          `Barcode "${barcode}" of variant ${variantId} is not a valid GTIN-8, -12, -13 or -14.`,
+        ),
+      );
     }
   }
   if (score < LOW_QUALITY_THRESHOLD) {

@@ -17,7 +17,8 @@ import {
  * and resolves them all once only one use is left.
  */
 const SKU_USAGE_NAMESPACE = '7d3f0a52-1c9e-4b6a-a8d1-3e5f7b9c2d10';
-export const skuUsageIdOf = (tenantId: string, orgId: string, sku: string): string => uuidv5(`${tenantId}/${orgId}/${sku}`, SKU_USAGE_NAMESPACE);
+export const skuUsageIdOf = (tenantId: string, orgId: string, sku: string): string =>
+  uuidv5(`${tenantId}/${orgId}/${sku}`, SKU_USAGE_NAMESPACE);
 
 // ── Events ──────────────────────────────────────────────────────────────────
 /** How many times a product uses the SKU now (its own SKU and its variants'); 0 once it no longer does. */
@@ -57,7 +58,13 @@ const duplicates = (namespace: string, sku: string, uses: Record<string, number>
   return users.map((productId) => {
     const others = users.filter((id) => id !== productId);
     const where = others.length > 0 ? `also used by product ${others.join(', ')}` : 'used more than once in this product';
-    return { issueId: issueIdOf(namespace, 'DUPLICATE_SKU', `${productId}/${sku}`), productId, issueType: 'DUPLICATE_SKU', severity: 'ERROR', message: `SKU "${sku}" is ${where}.` };
+    return {
+      issueId: issueIdOf(namespace, 'DUPLICATE_SKU', `${productId}/${sku}`),
+      productId,
+      issueType: 'DUPLICATE_SKU',
+      severity: 'ERROR',
+      message: `SKU "${sku}" is ${where}.`,
+    };
   });
 };
 
@@ -66,7 +73,10 @@ const count = ({ data, metadata }: CountSkuUses, state: SkuUsage): SkuUsageEvent
   if ((state.uses[productId] ?? 0) === uses) return [];
   const counted: SkuUsesCounted = { type: 'SkuUsesCounted', data: { qualityId: skuUsageId, sku, productId, uses } };
   const after = evolve(state, counted);
-  return [counted, ...reconcileIssues(skuUsageId, state.open, duplicates(qualityNamespaceOf(metadata.tenantId, metadata.orgId), sku, after.uses))];
+  return [
+    counted,
+    ...reconcileIssues(skuUsageId, state.open, duplicates(qualityNamespaceOf(metadata.tenantId, metadata.orgId), sku, after.uses)),
+  ];
 };
 
 export const decide = (command: SkuUsageCommand, state: SkuUsage): SkuUsageEvent[] => {

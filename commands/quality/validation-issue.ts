@@ -23,11 +23,18 @@ export type WantedIssue = { issueId: string; productId: string; issueType: Issue
 type OpenIssue = { message: string; productId: string };
 
 /** The events that take the open issues to the wanted ones: resolve what is no longer wanted, raise what is new or changed. */
-export function reconcileIssues(qualityId: string, open: Record<string, OpenIssue>, wanted: WantedIssue[]): (ValidationIssueRaised | ValidationIssueResolved)[] {
+export function reconcileIssues(
+  qualityId: string,
+  open: Record<string, OpenIssue>,
+  wanted: WantedIssue[],
+): (ValidationIssueRaised | ValidationIssueResolved)[] {
   const wantedIds = new Set(wanted.map((w) => w.issueId));
   const resolved = Object.entries(open)
     .filter(([issueId]) => !wantedIds.has(issueId))
-    .map(([issueId, { productId }]): ValidationIssueResolved => ({ type: 'ValidationIssueResolved', data: { qualityId, issueId, productId } }));
+    .map(([issueId, { productId }]): ValidationIssueResolved => ({
+      type: 'ValidationIssueResolved',
+      data: { qualityId, issueId, productId },
+    }));
   const raised = wanted
     .filter((w) => open[w.issueId]?.message !== w.message)
     .map((w): ValidationIssueRaised => ({ type: 'ValidationIssueRaised', data: { qualityId, ...w } }));
@@ -35,8 +42,12 @@ export function reconcileIssues(qualityId: string, open: Record<string, OpenIssu
 }
 
 /** Open issues after a raise or a resolve (both aggregates keep them the same way). */
-export function evolveOpenIssues(open: Record<string, OpenIssue>, event: ValidationIssueRaised | ValidationIssueResolved): Record<string, OpenIssue> {
-  if (event.type === 'ValidationIssueRaised') return { ...open, [event.data.issueId]: { productId: event.data.productId, message: event.data.message } };
+export function evolveOpenIssues(
+  open: Record<string, OpenIssue>,
+  event: ValidationIssueRaised | ValidationIssueResolved,
+): Record<string, OpenIssue> {
+  if (event.type === 'ValidationIssueRaised')
+    return { ...open, [event.data.issueId]: { productId: event.data.productId, message: event.data.message } };
   const { [event.data.issueId]: _resolved, ...rest } = open;
   return rest;
 }

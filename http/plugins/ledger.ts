@@ -23,7 +23,11 @@ export type Execute = <C extends Command, E extends Event, S>(
 ) => Promise<void>;
 
 /** Appends a command and returns without waiting for its decision (202 endpoints). */
-export type Dispatch = <C extends Command, E extends Event, S>(request: FastifyRequest, aggregate: Aggregate<C, E, S>, command: CommandInput<NoInfer<C>>) => Promise<void>;
+export type Dispatch = <C extends Command, E extends Event, S>(
+  request: FastifyRequest,
+  aggregate: Aggregate<C, E, S>,
+  command: CommandInput<NoInfer<C>>,
+) => Promise<void>;
 /** Waits until `read` finds the outcome in the named projection's read model, bounded by COMMAND_TIMEOUT_MS. */
 export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undefined>) => Promise<T>;
 
@@ -61,7 +65,9 @@ export const ledgerPlugin = fp(
       await admin.connect();
       try {
         const ends = await admin.fetchTopicOffsets(topic);
-        return ends.filter(({ high }) => BigInt(high) > 0n).map(({ partition, high }) => ({ topic, partition, offset: (BigInt(high) - 1n).toString() }));
+        return ends
+          .filter(({ high }) => BigInt(high) > 0n)
+          .map(({ partition, high }) => ({ topic, partition, offset: (BigInt(high) - 1n).toString() }));
       } finally {
         await admin.disconnect();
       }

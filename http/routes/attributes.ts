@@ -14,7 +14,12 @@ const attribute = z
   .meta({ id: 'Attribute' });
 
 const attributeGroup = z
-  .object({ ...ownedFields, name: z.string(), description: z.string().nullable(), attribute_ids: z.array(uuid).describe('In display order') })
+  .object({
+    ...ownedFields,
+    name: z.string(),
+    description: z.string().nullable(),
+    attribute_ids: z.array(uuid).describe('In display order'),
+  })
   .meta({ id: 'AttributeGroup' });
 
 const option = text().trim().min(1).max(200);
@@ -32,9 +37,12 @@ const attributeBody = z
   })
   .strict();
 
-const groupBody = z.object({ name, description: optionalDescription, attribute_ids: idList.min(1).describe('Existing attributes, in display order') }).strict();
+const groupBody = z
+  .object({ name, description: optionalDescription, attribute_ids: idList.min(1).describe('Existing attributes, in display order') })
+  .strict();
 
-const toAttribute = ({ description: _d, ...row }: AttributeRow): z.infer<typeof attribute> => withTimestamps({ ...row, type: row.type as z.infer<typeof attributeType> });
+const toAttribute = ({ description: _d, ...row }: AttributeRow): z.infer<typeof attribute> =>
+  withTimestamps({ ...row, type: row.type as z.infer<typeof attributeType> });
 const toGroup = (row: AttributeGroupRow): z.infer<typeof attributeGroup> => withTimestamps(row);
 
 export default async function attributeRoutes(fastify: FastifyInstance): Promise<void> {
@@ -43,7 +51,12 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
   const tags = ['taxonomy'];
 
   app.get('/attributes', {
-    schema: { tags, summary: 'Attributes in creation order (at most 1000)', headers: standardHeaders, response: { 200: z.array(attribute), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Attributes in creation order (at most 1000)',
+      headers: standardHeaders,
+      response: { 200: z.array(attribute), ...errorResponses },
+    },
     handler: async (request) => (await listOwned(db, 'attributes', request.principal)).map(toAttribute),
   });
 
@@ -61,12 +74,19 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
       const { name: n, slug: s, type, options = [] } = request.body;
       const data = { taxonomyId, attributeId, name: n, slug: s, type, options };
       await execute(request, taxonomyAggregate, { type: 'CreateAttribute', data }, idempotency);
-      return reply.code(201).send(toAttribute(created(await findOwned(db, 'attributes', request.principal, attributeId), `attribute ${attributeId}`)));
+      return reply
+        .code(201)
+        .send(toAttribute(created(await findOwned(db, 'attributes', request.principal, attributeId), `attribute ${attributeId}`)));
     },
   });
 
   app.get('/attribute-groups', {
-    schema: { tags, summary: 'Attribute groups in creation order (at most 1000)', headers: standardHeaders, response: { 200: z.array(attributeGroup), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Attribute groups in creation order (at most 1000)',
+      headers: standardHeaders,
+      response: { 200: z.array(attributeGroup), ...errorResponses },
+    },
     handler: async (request) => (await listOwned(db, 'attribute_groups', request.principal)).map(toGroup),
   });
 
@@ -84,7 +104,13 @@ export default async function attributeRoutes(fastify: FastifyInstance): Promise
       const { name: n, description = null, attribute_ids: attributeIds } = request.body;
       const data = { taxonomyId, attributeGroupId, name: n, description, attributeIds };
       await execute(request, taxonomyAggregate, { type: 'CreateAttributeGroup', data }, idempotency);
-      return reply.code(201).send(toGroup(created(await findOwned(db, 'attribute_groups', request.principal, attributeGroupId), `attribute group ${attributeGroupId}`)));
+      return reply
+        .code(201)
+        .send(
+          toGroup(
+            created(await findOwned(db, 'attribute_groups', request.principal, attributeGroupId), `attribute group ${attributeGroupId}`),
+          ),
+        );
     },
   });
 }

@@ -22,7 +22,12 @@ const auditEvent = z
 export default async function auditRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get('/audit', {
-    schema: { tags: ['audit'], summary: 'The 100 most recent audit events', headers: standardHeaders, response: { 200: z.array(auditEvent), ...errorResponses } },
+    schema: {
+      tags: ['audit'],
+      summary: 'The 100 most recent audit events',
+      headers: standardHeaders,
+      response: { 200: z.array(auditEvent), ...errorResponses },
+    },
     handler: async (request) =>
       (await recentAuditEvents(app.ledger.db, request.principal)).map((row) => ({ ...row, created_at: row.created_at.toISOString() })),
   });

@@ -11,7 +11,9 @@ const brand = z
   .object({ ...ownedFields, name: z.string(), description: z.string().nullable(), logo_url: z.string().nullable() })
   .meta({ id: 'Brand' });
 
-const createBody = z.object({ name, description: optionalDescription, logoUrl: httpUrl.nullish().describe('Absolute http(s) URL of the logo') }).strict();
+const createBody = z
+  .object({ name, description: optionalDescription, logoUrl: httpUrl.nullish().describe('Absolute http(s) URL of the logo') })
+  .strict();
 
 const toBrand = (row: BrandRow): z.infer<typeof brand> => withTimestamps(row);
 
@@ -21,7 +23,12 @@ export default async function brandRoutes(fastify: FastifyInstance): Promise<voi
   const tags = ['brands'];
 
   app.get('/brands', {
-    schema: { tags, summary: 'Brands in creation order (at most 1000)', headers: standardHeaders, response: { 200: z.array(brand), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Brands in creation order (at most 1000)',
+      headers: standardHeaders,
+      response: { 200: z.array(brand), ...errorResponses },
+    },
     handler: async (request) => (await listOwned(db, 'brands', request.principal)).map(toBrand),
   });
 

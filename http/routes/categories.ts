@@ -12,7 +12,12 @@ const category = z
   .meta({ id: 'Category' });
 
 const createBody = z
-  .object({ name, slug, description: optionalDescription, parentId: uuid.nullish().describe('An existing category of the same tenant and org') })
+  .object({
+    name,
+    slug,
+    description: optionalDescription,
+    parentId: uuid.nullish().describe('An existing category of the same tenant and org'),
+  })
   .strict();
 
 const toCategory = (row: CategoryRow): z.infer<typeof category> => withTimestamps(row);
@@ -23,7 +28,12 @@ export default async function categoryRoutes(fastify: FastifyInstance): Promise<
   const tags = ['taxonomy'];
 
   app.get('/categories', {
-    schema: { tags, summary: 'Categories in creation order (at most 1000)', headers: standardHeaders, response: { 200: z.array(category), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Categories in creation order (at most 1000)',
+      headers: standardHeaders,
+      response: { 200: z.array(category), ...errorResponses },
+    },
     handler: async (request) => (await listOwned(db, 'categories', request.principal)).map(toCategory),
   });
 
@@ -41,7 +51,9 @@ export default async function categoryRoutes(fastify: FastifyInstance): Promise<
       const { name: n, slug: s, description = null, parentId = null } = request.body;
       const data = { taxonomyId, categoryId, name: n, slug: s, description, parentId };
       await execute(request, taxonomyAggregate, { type: 'CreateCategory', data }, idempotency);
-      return reply.code(201).send(toCategory(created(await findOwned(db, 'categories', request.principal, categoryId), `category ${categoryId}`)));
+      return reply
+        .code(201)
+        .send(toCategory(created(await findOwned(db, 'categories', request.principal, categoryId), `category ${categoryId}`)));
     },
   });
 }

@@ -23,7 +23,11 @@ const level = z
 
 const levelParams = z.object({ variant_id: uuid, location_id: uuid });
 
-const toLocation = (row: LocationRow): z.infer<typeof location> => ({ id: row.id, name: row.name, created_at: row.created_at.toISOString() });
+const toLocation = (row: LocationRow): z.infer<typeof location> => ({
+  id: row.id,
+  name: row.name,
+  created_at: row.created_at.toISOString(),
+});
 const toLevel = (row: LevelRow): z.infer<typeof level> => ({
   variant_id: row.variant_id,
   location_id: row.location_id,
@@ -50,7 +54,11 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
   });
 
   /** Sets or adjusts one level, then answers with it as the read model shows it. */
-  const changeLevel = async (request: FastifyRequest, where: z.infer<typeof levelParams>, command: CommandInput<SetStockLevel | AdjustStockLevel>) => {
+  const changeLevel = async (
+    request: FastifyRequest,
+    where: z.infer<typeof levelParams>,
+    command: CommandInput<SetStockLevel | AdjustStockLevel>,
+  ) => {
     await execute(request, inventoryAggregate, command);
     return readLevel(request, where);
   };
@@ -74,7 +82,12 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
   });
 
   app.get('/inventory/locations', {
-    schema: { tags, summary: 'Stock locations, in creation order', headers: standardHeaders, response: { 200: z.array(location), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Stock locations, in creation order',
+      headers: standardHeaders,
+      response: { 200: z.array(location), ...errorResponses },
+    },
     handler: async (request) => (await listLocations(db, request.principal)).map(toLocation),
   });
 
@@ -88,7 +101,10 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
       response: { 200: level, ...errorResponses },
     },
     handler: async (request) =>
-      changeLevel(request, request.params, { type: 'SetStockLevel', data: { ...levelOf(request, request.params), available: request.body.available } }),
+      changeLevel(request, request.params, {
+        type: 'SetStockLevel',
+        data: { ...levelOf(request, request.params), available: request.body.available },
+      }),
   });
 
   app.post('/inventory/levels/:variant_id/:location_id/adjustments', {
@@ -101,7 +117,10 @@ export default async function inventoryRoutes(fastify: FastifyInstance): Promise
       response: { 200: level, ...errorResponses },
     },
     handler: async (request) =>
-      changeLevel(request, request.params, { type: 'AdjustStockLevel', data: { ...levelOf(request, request.params), delta: request.body.delta } }),
+      changeLevel(request, request.params, {
+        type: 'AdjustStockLevel',
+        data: { ...levelOf(request, request.params), delta: request.body.delta },
+      }),
   });
 
   app.get('/inventory/levels', {

@@ -72,7 +72,12 @@ export default async function mediaRoutes(fastify: FastifyInstance): Promise<voi
       const { url, variant_id: variantId = null, alt_text: altText = null, sort_order: sortOrder } = request.body;
       const productId = request.body.product_id ?? (await productOfVariant(request.principal, variantId));
       const { id: mediaId, idempotency } = newRecord(request, 'media', productId);
-      await execute(request, productAggregate, { type: 'AddMedia', data: { productId, mediaId, variantId, url, altText, sortOrder } }, idempotency);
+      await execute(
+        request,
+        productAggregate,
+        { type: 'AddMedia', data: { productId, mediaId, variantId, url, altText, sortOrder } },
+        idempotency,
+      );
       return reply.code(201).send(toMedia(created(await findMedia(db, request.principal, mediaId), `media ${mediaId}`)));
     },
   });

@@ -12,7 +12,10 @@ import { canonical } from '../idempotency-key.ts';
 
 const orderParams = z.object({ orderID: uuid });
 
-const requestHash = (body: CreateOrderBody): string => createHash('sha256').update(JSON.stringify(canonical(body))).digest('hex');
+const requestHash = (body: CreateOrderBody): string =>
+  createHash('sha256')
+    .update(JSON.stringify(canonical(body)))
+    .digest('hex');
 
 const placeOrder = (orderId: string, body: CreateOrderBody): PlaceOrder['data'] => ({
   orderId,
@@ -118,7 +121,13 @@ export default async function orderRoutes(fastify: FastifyInstance): Promise<voi
   });
 
   app.get('/orders', {
-    schema: { tags, summary: "The organization's orders, newest first", headers: standardHeaders, querystring: listQuery, response: { 200: orderPage, ...errorResponses } },
+    schema: {
+      tags,
+      summary: "The organization's orders, newest first",
+      headers: standardHeaders,
+      querystring: listQuery,
+      response: { 200: orderPage, ...errorResponses },
+    },
     handler: async (request) => {
       const { limit, offset } = request.query;
       const { rows, total } = await listOrders(db, request.principal, limit, offset);
@@ -127,7 +136,13 @@ export default async function orderRoutes(fastify: FastifyInstance): Promise<voi
   });
 
   app.get('/orders/:orderID', {
-    schema: { tags, summary: 'Read an order with its status history', headers: standardHeaders, params: orderParams, response: { 200: order, ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Read an order with its status history',
+      headers: standardHeaders,
+      params: orderParams,
+      response: { 200: order, ...errorResponses },
+    },
     handler: async (request) => toOrder(await readOrder(request.principal, request.params.orderID)),
   });
 
@@ -145,7 +160,10 @@ export default async function orderRoutes(fastify: FastifyInstance): Promise<voi
       const orderId = (await readOrder(request.principal, request.params.orderID)).id;
       const { status } = request.body;
       await dispatch(request, orderAggregate, { type: 'RequestOrderStatus', data: { orderId, status } });
-      return reply.code(202).header('location', `${request.url.replace(/\/status$/, '')}`).send({ order_id: orderId, requested_status: status });
+      return reply
+        .code(202)
+        .header('location', `${request.url.replace(/\/status$/, '')}`)
+        .send({ order_id: orderId, requested_status: status });
     },
   });
 }

@@ -3,7 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { productAggregate } from '../../commands/catalog/product.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
-import { findProduct, findVariant, listProducts, listVariants, type ProductRow, type VariantRow } from '../../projections/catalog/catalog-queries.ts';
+import {
+  findProduct,
+  findVariant,
+  listProducts,
+  listVariants,
+  type ProductRow,
+  type VariantRow,
+} from '../../projections/catalog/catalog-queries.ts';
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
@@ -22,7 +29,13 @@ const product = z
     template_id: uuid.nullable().describe('The product template it follows'),
     attributes: z.record(z.string(), z.string()).describe('Attribute values by attribute id'),
     status: z.enum(['ACTIVE', 'DRAFT']),
-    quality_score: z.number().int().min(0).max(100).nullable().describe('0..100 by the rule set in docs/decisions.md; recomputed on every change of the product'),
+    quality_score: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .nullable()
+      .describe('0..100 by the rule set in docs/decisions.md; recomputed on every change of the product'),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -51,9 +64,17 @@ const extras = {
   brand: text().trim().min(1).max(200).nullish().describe('Brand name'),
   template_id: uuid.nullish().describe('An existing product template of the tenant'),
 };
-const createBody = z.object({ title, description: description.optional(), category: category.optional(), ...extras, attributes: attributeValues.optional() }).strict();
+const createBody = z
+  .object({ title, description: description.optional(), category: category.optional(), ...extras, attributes: attributeValues.optional() })
+  .strict();
 const updateBody = z
-  .object({ title: title.optional(), description: description.optional(), category: category.optional(), ...extras, attributes: attributeValueChanges.optional() })
+  .object({
+    title: title.optional(),
+    description: description.optional(),
+    category: category.optional(),
+    ...extras,
+    attributes: attributeValueChanges.optional(),
+  })
   .strict();
 const variantBody = z
   .object({
@@ -109,16 +130,29 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     if (attributes) await checkAttributeValues(db, request.principal, attributes);
     // The template's requirements travel with the link, for the data-quality score (templates never change).
     const templateRequiredAttributeIds = template?.required_attribute_ids;
-    return Object.fromEntries(Object.entries({ sku: s, brand, templateId, templateRequiredAttributeIds, attributes }).filter(([, value]) => value !== undefined));
+    return Object.fromEntries(
+      Object.entries({ sku: s, brand, templateId, templateRequiredAttributeIds, attributes }).filter(([, value]) => value !== undefined),
+    );
   };
 
   app.get('/products', {
-    schema: { tags, summary: 'The 100 most recently created products', headers: standardHeaders, response: { 200: z.array(product), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'The 100 most recently created products',
+      headers: standardHeaders,
+      response: { 200: z.array(product), ...errorResponses },
+    },
     handler: async (request) => (await listProducts(db, request.principal)).map(toProduct),
   });
 
   app.post('/products', {
-    schema: { tags, summary: 'Create a product (status ACTIVE)', headers: createHeaders, body: createBody, response: { 201: product, ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Create a product (status ACTIVE)',
+      headers: createHeaders,
+      body: createBody,
+      response: { 201: product, ...errorResponses },
+    },
     handler: async (request, reply) => {
       const { id: productId, idempotency } = newRecord(request, 'product');
       const { title: t, description: d = null, category: c = null } = request.body;
@@ -136,7 +170,8 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   app.put('/products/:id', {
     schema: {
       tags,
-      summary: 'Change title, description, category, sku, brand, template_id or attribute values; null clears an optional field or removes a value',
+      summary:
+        'Change title, description, category, sku, brand, template_id or attribute values; null clears an optional field or removes a value',
       headers: standardHeaders,
       params: idParams,
       body: updateBody,
@@ -152,7 +187,13 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   });
 
   app.delete('/products/:id', {
-    schema: { tags, summary: 'Delete a product and its variants', headers: standardHeaders, params: idParams, response: { 204: z.null(), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Delete a product and its variants',
+      headers: standardHeaders,
+      params: idParams,
+      response: { 204: z.null(), ...errorResponses },
+    },
     handler: async (request, reply) => {
       const productId = request.params.id;
       await execute(request, productAggregate, { type: 'DeleteProduct', data: { productId } });
@@ -182,7 +223,13 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   });
 
   app.get('/products/:product_id/variants', {
-    schema: { tags, summary: "A product's variants", headers: standardHeaders, params: productParams, response: { 200: z.array(variant), ...errorResponses } },
+    schema: {
+      tags,
+      summary: "A product's variants",
+      headers: standardHeaders,
+      params: productParams,
+      response: { 200: z.array(variant), ...errorResponses },
+    },
     handler: async (request) => {
       await readProduct(request, request.params.product_id);
       return (await listVariants(db, request.principal, request.params.product_id)).map(toVariant);

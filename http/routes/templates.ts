@@ -36,14 +36,20 @@ export default async function templateRoutes(fastify: FastifyInstance): Promise<
   const tags = ['taxonomy'];
 
   app.get('/templates', {
-    schema: { tags, summary: 'Product templates in creation order (at most 1000)', headers: standardHeaders, response: { 200: z.array(template), ...errorResponses } },
+    schema: {
+      tags,
+      summary: 'Product templates in creation order (at most 1000)',
+      headers: standardHeaders,
+      response: { 200: z.array(template), ...errorResponses },
+    },
     handler: async (request) => (await listOwned(db, 'templates', request.principal)).map(toTemplate),
   });
 
   app.post('/templates', {
     schema: {
       tags,
-      summary: 'Define a product template: a category and the attribute groups and required attributes of its products (404 for unknown references)',
+      summary:
+        'Define a product template: a category and the attribute groups and required attributes of its products (404 for unknown references)',
       headers: createHeaders,
       body: templateBody,
       response: { 201: template, ...errorResponses },
@@ -51,13 +57,25 @@ export default async function templateRoutes(fastify: FastifyInstance): Promise<
     handler: async (request, reply) => {
       const taxonomyId = taxonomyOf(request.principal);
       const { id: templateId, idempotency } = newRecord(request, 'template');
-      const { name: n, description = null, category_id: categoryId = null, attribute_group_ids: attributeGroupIds = [], required_attribute_ids: requiredAttributeIds = [] } =
-        request.body;
-      await execute(request, taxonomyAggregate, {
-        type: 'CreateTemplate',
-        data: { taxonomyId, templateId, name: n, description, categoryId, attributeGroupIds, requiredAttributeIds },
-      }, idempotency);
-      return reply.code(201).send(toTemplate(created(await findOwned(db, 'templates', request.principal, templateId), `template ${templateId}`)));
+      const {
+        name: n,
+        description = null,
+        category_id: categoryId = null,
+        attribute_group_ids: attributeGroupIds = [],
+        required_attribute_ids: requiredAttributeIds = [],
+      } = request.body;
+      await execute(
+        request,
+        taxonomyAggregate,
+        {
+          type: 'CreateTemplate',
+          data: { taxonomyId, templateId, name: n, description, categoryId, attributeGroupIds, requiredAttributeIds },
+        },
+        idempotency,
+      );
+      return reply
+        .code(201)
+        .send(toTemplate(created(await findOwned(db, 'templates', request.principal, templateId), `template ${templateId}`)));
     },
   });
 }

@@ -24,7 +24,8 @@ export default async function validationRoutes(fastify: FastifyInstance): Promis
   app.get('/validation', {
     schema: {
       tags: ['validation'],
-      summary: 'Unresolved validation issues, newest first (at most 1000); they are raised and resolved asynchronously from catalog changes',
+      summary:
+        'Unresolved validation issues, newest first (at most 1000); they are raised and resolved asynchronously from catalog changes',
       headers: standardHeaders,
       response: { 200: z.array(issue), ...errorResponses },
     },

@@ -65,7 +65,12 @@ const handlers: EventHandlers<AuditedEvent> = {
       },
     }),
   ProductDeleted: (event, context) =>
-    record(event, context, { action: 'product.deleted', entityType: 'product', entityId: event.data.productId, details: { variant_ids: event.data.variantIds } }),
+    record(event, context, {
+      action: 'product.deleted',
+      entityType: 'product',
+      entityId: event.data.productId,
+      details: { variant_ids: event.data.variantIds },
+    }),
   VariantAdded: (event, context) => created(event, context, 'variant', 'variantId'),
   MediaAdded: (event, context) => created(event, context, 'media', 'mediaId'),
   CategoryCreated: (event, context) => created(event, context, 'category', 'categoryId', 'taxonomyId'),

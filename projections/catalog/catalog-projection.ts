@@ -1,4 +1,10 @@
-import { applyAttributeChanges, productAggregate, type AttributeValues, type ProductEvent, type ProductField } from '../../commands/catalog/product.ts';
+import {
+  applyAttributeChanges,
+  productAggregate,
+  type AttributeValues,
+  type ProductEvent,
+  type ProductField,
+} from '../../commands/catalog/product.ts';
 import { brandAggregate, type BrandEvent } from '../../commands/catalog/brand.ts';
 import { taxonomyAggregate, type TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';

@@ -39,7 +39,9 @@ export type VariantRow = {
 const scoped = (query: Knex.QueryBuilder, { tenantId, orgId }: Scope) => query.where({ tenant_id: tenantId, org_id: orgId });
 
 export const listProducts = (db: Knex, scope: Scope, limit = 100): Promise<ProductRow[]> =>
-  scoped(products(db), scope).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]).limit(limit);
+  scoped(products(db), scope)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
+    .limit(limit);
 
 export const findProduct = (db: Knex, scope: Scope, id: string): Promise<ProductRow | undefined> =>
   scoped(products(db), scope).where({ id }).first();

@@ -2,12 +2,19 @@ import { factsOfRecord, type ProductRecord } from '../../commands/quality/produc
 import { qualityScore } from '../../commands/quality/quality-score.ts';
 import type { ProjectionContext } from '../../ledger/projection.ts';
 
-type ProductRow = Record<'sku' | 'description' | 'category' | 'brand' | 'template_id', string | null> & { attributes: Record<string, string> };
+type ProductRow = Record<'sku' | 'description' | 'category' | 'brand' | 'template_id', string | null> & {
+  attributes: Record<string, string>;
+};
 type VariantRow = { id: string; sku: string | null; barcode: string | null; price: string | null };
 
 /** The product as its rows hold it; undefined once it is gone. */
-async function productRecord({ table }: ProjectionContext, productId: string): Promise<(ProductRecord & { templateId: string | null }) | undefined> {
-  const product: ProductRow | undefined = await table('products').where({ id: productId }).first('sku', 'description', 'category', 'brand', 'template_id', 'attributes');
+async function productRecord(
+  { table }: ProjectionContext,
+  productId: string,
+): Promise<(ProductRecord & { templateId: string | null }) | undefined> {
+  const product: ProductRow | undefined = await table('products')
+    .where({ id: productId })
+    .first('sku', 'description', 'category', 'brand', 'template_id', 'attributes');
   if (!product) return undefined;
   const variants: VariantRow[] = await table('variants').where({ product_id: productId }).select('id', 'sku', 'barcode', 'price');
   const media: { id: string } | undefined = await table('media').where({ product_id: productId }).first('id');

@@ -17,7 +17,8 @@ const owned = (event: RecordedEvent, id: string, name: string, description: stri
   updated_at: new Date(event.envelope.occurredAt),
 });
 
-const insert = (context: ProjectionContext, tableName: string, row: Record<string, unknown>) => context.table(tableName).insert(row).onConflict('id').ignore();
+const insert = (context: ProjectionContext, tableName: string, row: Record<string, unknown>) =>
+  context.table(tableName).insert(row).onConflict('id').ignore();
 
 /** Categories, attributes, attribute groups, templates and brands, as their list endpoints read them. */
 export const taxonomyHandlers: EventHandlers<Handled> = {
@@ -31,7 +32,10 @@ export const taxonomyHandlers: EventHandlers<Handled> = {
   },
   AttributeGroupCreated: (event, context) => {
     const { attributeGroupId, name, description, attributeIds } = event.data;
-    return insert(context, 'attribute_groups', { ...owned(event, attributeGroupId, name, description), attribute_ids: JSON.stringify(attributeIds) });
+    return insert(context, 'attribute_groups', {
+      ...owned(event, attributeGroupId, name, description),
+      attribute_ids: JSON.stringify(attributeIds),
+    });
   },
   TemplateCreated: async (event, context) => {
     const { templateId, name, description, categoryId, attributeGroupIds, requiredAttributeIds } = event.data;

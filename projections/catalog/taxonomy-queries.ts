@@ -6,14 +6,28 @@ import type { Scope } from './catalog-queries.ts';
 
 const schema = liveSchema(catalogProjection);
 
-type Owned = { id: string; tenant_id: string; org_id: string; name: string; description: string | null; created_at: Date; updated_at: Date };
+type Owned = {
+  id: string;
+  tenant_id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
 export type CategoryRow = Owned & { slug: string; parent_id: string | null };
 export type BrandRow = Owned & { logo_url: string | null };
 export type AttributeRow = Owned & { slug: string; type: string; options: string[] };
 export type AttributeGroupRow = Owned & { attribute_ids: string[] };
 export type TemplateRow = Owned & { category_id: string | null; attribute_group_ids: string[]; required_attribute_ids: string[] };
 
-type Tables = { categories: CategoryRow; brands: BrandRow; attributes: AttributeRow; attribute_groups: AttributeGroupRow; templates: TemplateRow };
+type Tables = {
+  categories: CategoryRow;
+  brands: BrandRow;
+  attributes: AttributeRow;
+  attribute_groups: AttributeGroupRow;
+  templates: TemplateRow;
+};
 
 /** Listed in creation order (oldest first), at most `limit`. */
 export const listOwned = <T extends keyof Tables>(db: Knex, tableName: T, { tenantId, orgId }: Scope, limit = 1000): Promise<Tables[T][]> =>
@@ -22,8 +36,12 @@ export const listOwned = <T extends keyof Tables>(db: Knex, tableName: T, { tena
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .limit(limit);
 
-export const findOwned = <T extends keyof Tables>(db: Knex, tableName: T, { tenantId, orgId }: Scope, id: string): Promise<Tables[T] | undefined> =>
-  db(`${schema}.${tableName}`).where({ tenant_id: tenantId, org_id: orgId, id }).first();
+export const findOwned = <T extends keyof Tables>(
+  db: Knex,
+  tableName: T,
+  { tenantId, orgId }: Scope,
+  id: string,
+): Promise<Tables[T] | undefined> => db(`${schema}.${tableName}`).where({ tenant_id: tenantId, org_id: orgId, id }).first();
 
 export const countOwned = (db: Knex, tableName: keyof Tables, { tenantId, orgId }: Scope): Promise<number> =>
   rowCount(db(`${schema}.${tableName}`).where({ tenant_id: tenantId, org_id: orgId }));
@@ -44,7 +62,12 @@ export type MediaRow = {
 const media = (db: Knex, { tenantId, orgId }: Scope) => db(`${schema}.media`).where({ tenant_id: tenantId, org_id: orgId });
 
 /** Lower sort_order first, then creation order; at most `limit`. */
-export const listMedia = (db: Knex, scope: Scope, filter: { productId?: string; variantId?: string }, limit = 1000): Promise<MediaRow[]> => {
+export const listMedia = (
+  db: Knex,
+  scope: Scope,
+  filter: { productId?: string; variantId?: string },
+  limit = 1000,
+): Promise<MediaRow[]> => {
   const query = media(db, scope);
   if (filter.productId) query.where({ product_id: filter.productId });
   if (filter.variantId) query.where({ variant_id: filter.variantId });

@@ -6,7 +6,8 @@ import { omsProjection } from './oms-projection.ts';
 export type Scope = { tenantId: string; orgId: string };
 
 const schema = liveSchema(omsProjection);
-const scoped = (db: Knex, table: string, { tenantId, orgId }: Scope) => db(`${schema}.${table}`).where({ tenant_id: tenantId, org_id: orgId });
+const scoped = (db: Knex, table: string, { tenantId, orgId }: Scope) =>
+  db(`${schema}.${table}`).where({ tenant_id: tenantId, org_id: orgId });
 
 export type OrderLineRow = {
   name: string;
@@ -88,7 +89,9 @@ export type LocationRow = { id: string; name: string; created_at: Date };
 export type LevelRow = { variant_id: string; location_id: string; available: number; reserved: number; updated_at: Date };
 
 export const listLocations = (db: Knex, scope: Scope): Promise<LocationRow[]> =>
-  scoped(db, 'stock_locations', scope).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'name', 'created_at');
+  scoped(db, 'stock_locations', scope)
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('id', 'name', 'created_at');
 
 export const findLocation = (db: Knex, scope: Scope, id: string): Promise<LocationRow | undefined> =>
   scoped(db, 'stock_locations', scope).where({ id }).first('id', 'name', 'created_at');

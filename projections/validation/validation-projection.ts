@@ -33,8 +33,15 @@ const handlers: EventHandlers<QualityEvent> = {
       .merge(['severity', 'message', 'resolved', 'updated_at']);
   },
   ValidationIssueResolved: (event, { table }) =>
-    table('validation_issues').where({ id: event.data.issueId }).update({ resolved: true, updated_at: at(event) }),
+    table('validation_issues')
+      .where({ id: event.data.issueId })
+      .update({ resolved: true, updated_at: at(event) }),
 };
 
 /** Validation issues and quality scores, as GET /api/v1/pim/validation and the statistics read them. */
-export const validationProjection: Projection = projectionOf({ name: 'validation', topics: [productQualityAggregate.events, skuUsageAggregate.events], migrations: validationMigrations, handlers });
+export const validationProjection: Projection = projectionOf({
+  name: 'validation',
+  topics: [productQualityAggregate.events, skuUsageAggregate.events],
+  migrations: validationMigrations,
+  handlers,
+});

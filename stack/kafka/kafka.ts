@@ -75,7 +75,7 @@ async function resolveClasspath(stackDir: string, log: Log): Promise<string> {
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
     fs.writeFileSync(mavenLog, `${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-    throw new Error(`kafka: Maven could not resolve ${POM}; see ${mavenLog}`);
+    throw new Error(`kafka: Maven could not resolve ${POM}; see ${mavenLog}`, { cause: err });
   }
   fs.renameSync(tmp, cacheFile);
   log(`kafka: jars resolved in ${((Date.now() - started) / 1000).toFixed(1)}s`);

@@ -80,11 +80,9 @@ export async function spawnCluster(site: ClusterSite, bin: ClusterBinaries, log:
     fs.mkdirSync(pgDir(stackDir), { recursive: true });
     fs.mkdirSync(data, { recursive: true, mode: 0o700 });
     if (user.uid !== undefined) fs.chownSync(data, user.uid, user.gid!);
-    await run(bin.initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C'], user).catch(
-      (err: Error) => {
-        throw new Error(`postgres: initdb failed: ${err.message}`);
-      },
-    );
+    await run(bin.initdb, ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C'], user).catch((err: Error) => {
+      throw new Error(`postgres: initdb failed: ${err.message}`);
+    });
   }
   log(`postgres: starting embedded server on 127.0.0.1:${port}`);
   return spawnDetached({

@@ -28,12 +28,24 @@ describe('development mode tokens', () => {
     const ids = { 'x-tenant-id': tenant.tenantId, 'x-org-id': tenant.orgId };
     const expired = await devToken({ secret: TEST_DEV_SECRET, tenantId: tenant.tenantId, orgId: tenant.orgId, expiresIn: '-1m' });
     const forged = await devToken({ secret: 'some-other-secret-of-enough-length', tenantId: tenant.tenantId, orgId: tenant.orgId });
-    const noClaims = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(TEST_DEV_SECRET));
+    const noClaims = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(TEST_DEV_SECRET));
     const noExpiry = await new SignJWT({ tenant_id: tenant.tenantId, org_id: tenant.orgId })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(randomUUID())
       .sign(new TextEncoder().encode(TEST_DEV_SECRET));
-    for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Bearer', 'Bearer not.a.jwt', `Bearer ${expired}`, `Bearer ${forged}`, `Bearer ${noClaims}`, `Bearer ${noExpiry}`]) {
+    for (const authorization of [
+      undefined,
+      'Basic dXNlcjpwYXNz',
+      'Bearer',
+      'Bearer not.a.jwt',
+      `Bearer ${expired}`,
+      `Bearer ${forged}`,
+      `Bearer ${noClaims}`,
+      `Bearer ${noExpiry}`,
+    ]) {
       const headers = authorization ? { ...ids, authorization } : ids;
       expectError(await send(ctx.service.baseUrl, 'GET', products, { headers }), 401, 'unauthorized');
       expectError(await send(ctx.service.baseUrl, 'POST', products, { headers, body: { title: 'x' } }), 401, 'unauthorized');
@@ -95,9 +107,14 @@ describe('JWKS tokens', () => {
     jwksUrl = `http://127.0.0.1:${port}/.well-known/jwks.json`;
   });
   afterAll(() => jwksServer?.close());
-  const ctx = useServiceAndTenant(() => ({ env: { AUTH_JWKS_URL: jwksUrl, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, AUTH_DEV_SECRET: '' } }));
+  const ctx = useServiceAndTenant(() => ({
+    env: { AUTH_JWKS_URL: jwksUrl, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, AUTH_DEV_SECRET: '' },
+  }));
 
-  const token = (claims: { tenantId: string; orgId: string }, options: { key?: CryptoKey; iss?: string; aud?: string; keyId?: string } = {}) =>
+  const token = (
+    claims: { tenantId: string; orgId: string },
+    options: { key?: CryptoKey; iss?: string; aud?: string; keyId?: string } = {},
+  ) =>
     new SignJWT({ tenant_id: claims.tenantId, org_id: claims.orgId, email: 'jwks@example.com' })
       .setProtectedHeader({ alg: 'RS256', kid: options.keyId ?? kid })
       .setSubject(randomUUID())

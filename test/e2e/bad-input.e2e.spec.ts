@@ -37,16 +37,26 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
     for (const [body, path] of cases) {
       const response = await ctx.tenant.request('POST', '/api/v1/pim/products', body);
       expectError(response, 400, 'validation_failed');
-      expect(response.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(path);
+      expect(
+        response.body.error.details.map((d: { path: string }) => d.path),
+        JSON.stringify(body),
+      ).toContain(path);
     }
   });
 
   it('rejects malformed JSON, wrong media types, empty and oversized bodies', async () => {
     const h = ctx.tenant.headers;
-    expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '{"title": "unterminated', headers: h }), 400, 'bad_request');
+    expectError(
+      await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '{"title": "unterminated', headers: h }),
+      400,
+      'bad_request',
+    );
     expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: '', headers: h }), 400, 'bad_request');
     expectError(
-      await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: 'title=x', headers: { ...h, 'content-type': 'application/x-www-form-urlencoded' } }),
+      await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', {
+        rawBody: 'title=x',
+        headers: { ...h, 'content-type': 'application/x-www-form-urlencoded' },
+      }),
       415,
       'unsupported_media_type',
     );
@@ -80,7 +90,10 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
     for (const [body, path] of cases) {
       const response = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, body);
       expectError(response, 400, 'validation_failed');
-      expect(response.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(path);
+      expect(
+        response.body.error.details.map((d: { path: string }) => d.path),
+        JSON.stringify(body),
+      ).toContain(path);
     }
   });
 
@@ -110,11 +123,24 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
 
   it('refuses a body that is not valid UTF-8 instead of storing replacement characters', async () => {
     const invalid = new Uint8Array([...Buffer.from('{"title":"'), 0xff, 0xfe, ...Buffer.from('"}')]);
-    expectError(await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: invalid, headers: ctx.tenant.headers }), 400, 'bad_request');
+    expectError(
+      await send(ctx.service.baseUrl, 'POST', '/api/v1/pim/products', { rawBody: invalid, headers: ctx.tenant.headers }),
+      400,
+      'bad_request',
+    );
   });
 
   it('takes limit and offset only as plain decimal numbers', async () => {
-    for (const query of ['limit=0x10', 'limit=1e1', 'limit=%205%20', 'limit=%2B5', 'limit=0b11', 'offset=', 'offset=0x0', 'limit=5&limit=6']) {
+    for (const query of [
+      'limit=0x10',
+      'limit=1e1',
+      'limit=%205%20',
+      'limit=%2B5',
+      'limit=0b11',
+      'offset=',
+      'offset=0x0',
+      'limit=5&limit=6',
+    ]) {
       const response = await ctx.tenant.request('GET', `/api/v1/oms/orders?${query}`);
       expectError(response, 400, 'validation_failed');
       expect(pathsOf(response)[0], query).toMatch(/^querystring\.(limit|offset)$/);
@@ -123,7 +149,12 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
   });
 
   it('refuses query parameters a route does not declare, as it refuses unknown body fields', async () => {
-    for (const path of ['/api/v1/pim/products?limit=5', '/api/v1/pim/audit?tenant_id=x', `/api/v1/pim/products/${product.id}?fields=title`, '/api/v1/oms/inventory/locations?x=1']) {
+    for (const path of [
+      '/api/v1/pim/products?limit=5',
+      '/api/v1/pim/audit?tenant_id=x',
+      `/api/v1/pim/products/${product.id}?fields=title`,
+      '/api/v1/oms/inventory/locations?x=1',
+    ]) {
       const response = await ctx.tenant.request('GET', path);
       expectError(response, 400, 'validation_failed');
       expect(pathsOf(response), path).toEqual(['querystring']);
@@ -134,7 +165,11 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
     expectError(await ctx.tenant.request('GET', '/api/v1/pim/products/%ZZ'), 400, 'bad_request');
     expectError(await ctx.tenant.request('GET', `/api/v1/pim/products/${'a'.repeat(200)}`), 414, 'uri_too_long');
     const { host } = new URL(ctx.service.baseUrl);
-    expectError(await sendRawHttp(ctx.service.baseUrl, `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nNot a header\r\n\r\n`), 400, 'bad_request');
+    expectError(
+      await sendRawHttp(ctx.service.baseUrl, `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nNot a header\r\n\r\n`),
+      400,
+      'bad_request',
+    );
     const hugeHeader = `GET /api/v1/pim/products HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`;
     expectError(await sendRawHttp(ctx.service.baseUrl, hugeHeader), 431, 'headers_too_large');
   });
@@ -142,7 +177,10 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
   it('wrote nothing for any of it', async () => {
     expect((await ctx.tenant.request('GET', '/api/v1/pim/products')).body.map((p: { id: string }) => p.id)).toEqual([product.id]);
     expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([]);
-    expect((await ctx.tenant.request('GET', '/api/v1/pim/audit')).body.map((e: { action: string }) => e.action)).toEqual(['brand.created', 'product.created']);
+    expect((await ctx.tenant.request('GET', '/api/v1/pim/audit')).body.map((e: { action: string }) => e.action)).toEqual([
+      'brand.created',
+      'product.created',
+    ]);
     expect((await ctx.tenant.request('GET', '/api/v1/pim/categories')).body).toEqual([]);
     expect((await ctx.tenant.request('GET', '/api/v1/oms/orders')).body.total).toBe(0);
   });

@@ -46,7 +46,13 @@ const timeline = new OutageTimeline();
 let health: ReturnType<typeof probeHealth>;
 
 const readAs = (shop: Shop, path: string): Promise<Answer> =>
-  timedRequest(service!.baseUrl, { what: `tenant ${shop.label}: GET ${path}`, method: 'GET', path, headers: shop.tenant.headers, deadlineMs: 10_000 });
+  timedRequest(service!.baseUrl, {
+    what: `tenant ${shop.label}: GET ${path}`,
+    method: 'GET',
+    path,
+    headers: shop.tenant.headers,
+    deadlineMs: 10_000,
+  });
 
 const writeProduct = async (shop: Shop, i: number): Promise<Write> => {
   const title = `${shop.label} product ${i}`;
@@ -105,14 +111,22 @@ beforeAll(async () => {
   const streams = shops.flatMap((shop, s) =>
     [writeProduct, writeOrder].map(async (write, k) => {
       await sleep((2 * s + k) * (WRITE_EVERY_MS / 4)); // spread the four streams over the second
-      return sendSteadily((i) => write(shop, i), { everyMs: WRITE_EVERY_MS, max: MAX_WRITES_PER_STREAM, enough: () => scenarioOver || enoughWrites() });
+      return sendSteadily((i) => write(shop, i), {
+        everyMs: WRITE_EVERY_MS,
+        max: MAX_WRITES_PER_STREAM,
+        enough: () => scenarioOver || enoughWrites(),
+      });
     }),
   );
   try {
     await sleep(WARM_UP_MS);
     await timeline.outage(broker, OUTAGE_MS);
     await Promise.all(streams);
-    await eventually(async () => readyAgain(), (found) => found !== undefined || Date.now() > timeline.back + HEAL_WITHIN_MS, HEAL_WITHIN_MS);
+    await eventually(
+      async () => readyAgain(),
+      (found) => found !== undefined || Date.now() > timeline.back + HEAL_WITHIN_MS,
+      HEAL_WITHIN_MS,
+    );
   } finally {
     scenarioOver = true;
     await health.finished;
@@ -134,7 +148,10 @@ describe('broker outage', () => {
   it('acknowledges the burst while the broker is up', () => {
     const settledBefore = writes.filter((w) => w.answeredAt < timeline.stopping);
     expect(settledBefore.length, 'writes answered before the stop').toBeGreaterThanOrEqual(8);
-    expect(settledBefore.filter((w) => !isAcknowledged(w)).map(timeline.show), 'writes before the outage that were not acknowledged').toEqual([]);
+    expect(
+      settledBefore.filter((w) => !isAcknowledged(w)).map(timeline.show),
+      'writes before the outage that were not acknowledged',
+    ).toEqual([]);
   });
 
   it('answers every write during the outage with 503 unavailable and Retry-After', () => {
@@ -142,12 +159,18 @@ describe('broker outage', () => {
     expect(during.filter((w) => w.kind === 'product').length, 'product writes sent during the outage').toBeGreaterThanOrEqual(10);
     expect(during.filter((w) => w.kind === 'order').length, 'order writes sent during the outage').toBeGreaterThanOrEqual(10);
     const wrong = during.filter((w) => !(isUnavailable(w) && validRetryAfter(w.retryAfter)));
-    expect(firstOf(wrong.map(timeline.show)), `${wrong.length} of ${during.length} writes during the outage not answered 503 unavailable with a Retry-After header; ${tally(wrong)}`).toEqual([]);
+    expect(
+      firstOf(wrong.map(timeline.show)),
+      `${wrong.length} of ${during.length} writes during the outage not answered 503 unavailable with a Retry-After header; ${tally(wrong)}`,
+    ).toEqual([]);
   });
 
   it(`answers each write during the outage within ${FAST_503_MS / 1000} s`, () => {
     const slow = writes.filter((w) => timeline.during(w) && w.answeredAt - w.sentAt >= FAST_503_MS);
-    expect(firstOf(slow.map(timeline.show)), `${slow.length} writes during the outage answered after ${FAST_503_MS} ms or not at all`).toEqual([]);
+    expect(
+      firstOf(slow.map(timeline.show)),
+      `${slow.length} writes during the outage answered after ${FAST_503_MS} ms or not at all`,
+    ).toEqual([]);
   });
 
   it('is not ready while the broker is down, naming kafka, and ready again after its return', () => {
@@ -156,26 +179,43 @@ describe('broker outage', () => {
     const down = health.ready.filter((p) => p.sentAt >= timeline.stopped + READINESS_NOTICE_MS && p.sentAt < timeline.starting);
     expect.soft(down.length, 'readiness probes during the outage').toBeGreaterThanOrEqual(10);
     const wrong = down.filter((p) => !(p.status === 503 && p.body?.status === 'not_ready' && p.body?.failing?.includes('kafka')));
-    expect.soft(firstOf(wrong.map((p) => `${timeline.show(p)} ${JSON.stringify(p.body)?.slice(0, 300)}`)), `${wrong.length} of ${down.length} readiness probes during the outage not 503 not_ready failing kafka`).toEqual([]);
+    expect
+      .soft(
+        firstOf(wrong.map((p) => `${timeline.show(p)} ${JSON.stringify(p.body)?.slice(0, 300)}`)),
+        `${wrong.length} of ${down.length} readiness probes during the outage not 503 not_ready failing kafka`,
+      )
+      .toEqual([]);
     const again = readyAgain();
     const last = health.ready.at(-1);
     expect
-      .soft(again ? again.answeredAt - timeline.back : Infinity, `ms from the return to 200 ready; last probe: ${last && `${timeline.show(last)} ${JSON.stringify(last.body)}`}`)
+      .soft(
+        again ? again.answeredAt - timeline.back : Infinity,
+        `ms from the return to 200 ready; last probe: ${last && `${timeline.show(last)} ${JSON.stringify(last.body)}`}`,
+      )
       .toBeLessThanOrEqual(HEAL_WITHIN_MS);
   });
 
   it('stays alive throughout: /health/live answers 200 in every probe', () => {
     expect(health.live.length).toBeGreaterThan(20);
     const down = health.live.filter((p) => p.status !== 200);
-    expect(firstOf(down.map(timeline.show)), `${down.length} of ${health.live.length} liveness probes not answered 200; ${tally(down)}`).toEqual([]);
+    expect(
+      firstOf(down.map(timeline.show)),
+      `${down.length} of ${health.live.length} liveness probes not answered 200; ${tally(down)}`,
+    ).toEqual([]);
   });
 
   it(`accepts products and orders again within ${HEAL_WITHIN_MS / 1000} s of the broker's return, without a restart`, () => {
     for (const kind of ['product', 'order'] as const) {
       const afterReturn = writes.filter((w) => w.kind === kind && timeline.after(w));
-      const firstFailures = afterReturn.filter((w) => !isAcknowledged(w)).slice(0, 3).map(timeline.show);
+      const firstFailures = afterReturn
+        .filter((w) => !isAcknowledged(w))
+        .slice(0, 3)
+        .map(timeline.show);
       expect
-        .soft(healedAt(kind) - timeline.back, `ms from the return to the first acknowledged ${kind}; after the return: ${tally(afterReturn)}; first failures: ${firstFailures.join(' | ')}`)
+        .soft(
+          healedAt(kind) - timeline.back,
+          `ms from the return to the first acknowledged ${kind}; after the return: ${tally(afterReturn)}; first failures: ${firstFailures.join(' | ')}`,
+        )
         .toBeLessThanOrEqual(HEAL_WITHIN_MS);
     }
   });
@@ -198,7 +238,9 @@ describe('broker outage', () => {
 
       const audit = await readAs(shop, '/api/v1/pim/audit');
       expect(audit.status, timeline.show(audit)).toBe(200);
-      const created: string[] = audit.body.filter((e: { action: string }) => e.action === 'product.created').map((e: { entity_id: string }) => e.entity_id);
+      const created: string[] = audit.body
+        .filter((e: { action: string }) => e.action === 'product.created')
+        .map((e: { entity_id: string }) => e.entity_id);
       expect.soft(repeated(created), `tenant ${shop.label}: products whose creation is audited more than once`).toEqual([]);
       const unaudited = acknowledged.filter((w) => !created.includes(w.body.id)).map(timeline.show);
       expect.soft(unaudited, `tenant ${shop.label}: acknowledged products without product.created in the audit log`).toEqual([]);
@@ -218,7 +260,9 @@ describe('broker outage', () => {
       expect.soft(notConfirmed, `tenant ${shop.label}: listed orders that are not confirmed`).toEqual([]);
 
       const reads = await Promise.all(acknowledged.map((w) => readAs(shop, `/api/v1/oms/orders/${w.body.id}`)));
-      const unconfirmed = reads.filter((r) => r.status !== 200 || r.body.status !== 'confirmed').map((r) => `${timeline.show(r)} ${r.body?.status ?? ''}`);
+      const unconfirmed = reads
+        .filter((r) => r.status !== 200 || r.body.status !== 'confirmed')
+        .map((r) => `${timeline.show(r)} ${r.body?.status ?? ''}`);
       expect.soft(unconfirmed, `tenant ${shop.label}: acknowledged orders that do not read back confirmed`).toEqual([]);
     }
   });
@@ -238,8 +282,12 @@ describe('broker outage', () => {
       };
       // An order that was in flight when the broker went away may still be on its way to confirmed.
       const { confirmedUnits, level } = await eventually(reading, (r) => r.level.reserved === r.confirmedUnits, 15_000);
-      const acknowledgedUnits = writes.filter((w) => w.shop === shop && w.kind === 'order' && isAcknowledged(w)).reduce((sum, w) => sum + w.quantity!, 0);
-      expect.soft(confirmedUnits, `tenant ${shop.label}: units of confirmed orders vs units of acknowledged orders`).toBeGreaterThanOrEqual(acknowledgedUnits);
+      const acknowledgedUnits = writes
+        .filter((w) => w.shop === shop && w.kind === 'order' && isAcknowledged(w))
+        .reduce((sum, w) => sum + w.quantity!, 0);
+      expect
+        .soft(confirmedUnits, `tenant ${shop.label}: units of confirmed orders vs units of acknowledged orders`)
+        .toBeGreaterThanOrEqual(acknowledgedUnits);
       expect.soft(level, `tenant ${shop.label}: stock level vs the ${confirmedUnits} units of its confirmed orders`).toEqual({
         available: INITIAL_STOCK - confirmedUnits,
         reserved: confirmedUnits,
@@ -249,7 +297,12 @@ describe('broker outage', () => {
   });
 });
 
-type ListedOrder = { id: string; idempotency_key: string; status: string; line_items: Array<{ variant_id: string | null; location_id: string | null; quantity: number }> };
+type ListedOrder = {
+  id: string;
+  idempotency_key: string;
+  status: string;
+  line_items: Array<{ variant_id: string | null; location_id: string | null; quantity: number }>;
+};
 
 async function allOrders(shop: Shop): Promise<ListedOrder[]> {
   const orders: ListedOrder[] = [];

@@ -38,7 +38,10 @@ describe('Idempotency-Key', () => {
       const first = await client.request('POST', '/api/v1/pim/products', body, withKey(key));
       expect(first.status, JSON.stringify(first.body)).toBe(503);
       expect(first.body.error.code).toBe('unavailable');
-      const applied = await eventually(() => client.request('GET', '/api/v1/pim/products'), (list) => list.body.length > 0);
+      const applied = await eventually(
+        () => client.request('GET', '/api/v1/pim/products'),
+        (list) => list.body.length > 0,
+      );
       expect(applied.body).toHaveLength(1);
       const original = applied.body[0];
       await hurried.stop();
@@ -97,7 +100,9 @@ describe('Idempotency-Key', () => {
   it('answers concurrent copies of one create with the one record', async () => {
     const crowd = await ctx.newTenant();
     const key = newKey();
-    const copies = await Promise.all(Array.from({ length: 5 }, () => crowd.request('POST', '/api/v1/pim/products', { title: 'Once only' }, withKey(key))));
+    const copies = await Promise.all(
+      Array.from({ length: 5 }, () => crowd.request('POST', '/api/v1/pim/products', { title: 'Once only' }, withKey(key))),
+    );
     for (const copy of copies) expectCreated(copy);
     const [first] = copies;
     for (const copy of copies) expect(copy.body).toEqual(first?.body);
@@ -121,16 +126,31 @@ describe('Idempotency-Key', () => {
     const { body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Mug with variants' });
     const key = newKey();
     // The same request spelt differently (number or string price, currency case, field order) is the same request.
-    const first = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'MUG-RED', price: 9.5, currency: 'eur' }, withKey(key));
+    const first = await ctx.tenant.request(
+      'POST',
+      `/api/v1/pim/products/${product.id}/variants`,
+      { sku: 'MUG-RED', price: 9.5, currency: 'eur' },
+      withKey(key),
+    );
     expectCreated(first);
-    const retry = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { currency: 'EUR', price: '9.50', sku: 'MUG-RED' }, withKey(key));
+    const retry = await ctx.tenant.request(
+      'POST',
+      `/api/v1/pim/products/${product.id}/variants`,
+      { currency: 'EUR', price: '9.50', sku: 'MUG-RED' },
+      withKey(key),
+    );
     expectCreated(retry);
     expect(retry.body).toEqual(first.body);
     expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`)).body).toEqual([first.body]);
 
     // The key is the product's: the same key adds a variant to another product.
     const { body: other } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Another mug' });
-    const elsewhere = await ctx.tenant.request('POST', `/api/v1/pim/products/${other.id}/variants`, { sku: 'MUG-RED', price: 9.5, currency: 'eur' }, withKey(key));
+    const elsewhere = await ctx.tenant.request(
+      'POST',
+      `/api/v1/pim/products/${other.id}/variants`,
+      { sku: 'MUG-RED', price: 9.5, currency: 'eur' },
+      withKey(key),
+    );
     expectCreated(elsewhere);
     expect(elsewhere.body.id).not.toBe(first.body.id);
   });
@@ -147,7 +167,12 @@ describe('Idempotency-Key', () => {
     const taxonomyKey = newKey();
     const slug = `kettles-${randomUUID().slice(0, 8)}`;
     expectCreated(await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Kettles', slug }, withKey(taxonomyKey)));
-    const renamed = await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Kettles', slug: `${slug}-2` }, withKey(taxonomyKey));
+    const renamed = await ctx.tenant.request(
+      'POST',
+      '/api/v1/pim/categories',
+      { name: 'Kettles', slug: `${slug}-2` },
+      withKey(taxonomyKey),
+    );
     expect(renamed.status).toBe(409);
     expect(renamed.body).toEqual(reusedKey);
     const slugs = ((await ctx.tenant.request('GET', '/api/v1/pim/categories')).body as { slug: string }[]).map((category) => category.slug);
@@ -170,8 +195,22 @@ describe('Idempotency-Key', () => {
     expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${mine.body.id}`)).body).toEqual(mine.body);
 
     // In the one taxonomy of an org, a category's key and an attribute's key do not collide.
-    expectCreated(await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` }, withKey(key)));
-    expectCreated(await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` }, withKey(key)));
+    expectCreated(
+      await ctx.tenant.request(
+        'POST',
+        '/api/v1/pim/categories',
+        { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` },
+        withKey(key),
+      ),
+    );
+    expectCreated(
+      await ctx.tenant.request(
+        'POST',
+        '/api/v1/pim/attributes',
+        { name: 'Keyed', slug: `keyed-${randomUUID().slice(0, 8)}` },
+        withKey(key),
+      ),
+    );
   });
 
   it('honours the key on every other create: brands, attributes, attribute groups, templates, media, stock locations', async () => {
@@ -189,7 +228,11 @@ describe('Idempotency-Key', () => {
     const brand = await twice('/api/v1/pim/brands', { name: 'Acme' });
     const attribute = await twice('/api/v1/pim/attributes', { name: 'Colour', slug: 'colour', type: 'SELECT', options: ['red'] });
     const group = await twice('/api/v1/pim/attribute-groups', { name: 'Looks', attribute_ids: [attribute.id] });
-    const template = await twice('/api/v1/pim/templates', { name: 'Kettle', attribute_group_ids: [group.id], required_attribute_ids: [attribute.id] });
+    const template = await twice('/api/v1/pim/templates', {
+      name: 'Kettle',
+      attribute_group_ids: [group.id],
+      required_attribute_ids: [attribute.id],
+    });
     const media = await twice('/api/v1/pim/media', { url: 'https://cdn.example.com/kettle.jpg', product_id: product.id });
     const location = await twice('/api/v1/oms/inventory/locations', { name: 'Main warehouse' });
 
@@ -225,7 +268,9 @@ describe('Idempotency-Key', () => {
       '/api/v1/oms/inventory/locations',
     ];
     for (const path of creates) {
-      const header = document.paths[path]?.post?.parameters?.find((parameter: { in: string; name: string }) => parameter.in === 'header' && parameter.name === 'idempotency-key');
+      const header = document.paths[path]?.post?.parameters?.find(
+        (parameter: { in: string; name: string }) => parameter.in === 'header' && parameter.name === 'idempotency-key',
+      );
       expect(header, path).toMatchObject({ required: false, schema: { type: 'string', maxLength: 255 } });
     }
   });

@@ -46,10 +46,18 @@ describe('order crash safety', () => {
     expect(list.body.total).toBe(attempted.length);
 
     // Exactly one reservation per order, in the log and in the levels.
-    const reserved = (await readEvents(ctx.service.namespace, inventoryAggregate.events)).filter((e) => e.type === 'StockReserved').map((e) => (e.data as { orderId: string }).orderId);
+    const reserved = (await readEvents(ctx.service.namespace, inventoryAggregate.events))
+      .filter((e) => e.type === 'StockReserved')
+      .map((e) => (e.data as { orderId: string }).orderId);
     expect(reserved.sort()).toEqual([...ids].sort());
-    const placed = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter((e) => e.type === 'OrderPlaced').map((e) => e.envelope.aggregateId);
+    const placed = (await readEvents(ctx.service.namespace, orderAggregate.events))
+      .filter((e) => e.type === 'OrderPlaced')
+      .map((e) => e.envelope.aggregateId);
     expect(placed.sort()).toEqual([...ids].sort());
-    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 1000 - 2 * ids.length, reserved: 2 * ids.length, on_hand: 1000 });
+    expect(await stockLevel(ctx.tenant, stock)).toMatchObject({
+      available: 1000 - 2 * ids.length,
+      reserved: 2 * ids.length,
+      on_hand: 1000,
+    });
   });
 });

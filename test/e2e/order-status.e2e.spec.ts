@@ -20,7 +20,11 @@ const request = async (id: string, status: string) => {
   expect(response.body).toEqual({ order_id: id, requested_status: status });
 };
 /** Waits until the order's history has `entries` entries: every request so far has been decided. */
-const settled = (id: string, entries: number) => eventually(() => read(id), (order) => (order.status_history as History).length >= entries);
+const settled = (id: string, entries: number) =>
+  eventually(
+    () => read(id),
+    (order) => (order.status_history as History).length >= entries,
+  );
 
 const placeStocked = async (quantity: number) => {
   const stock = await stocked(ctx.tenant, 10);
@@ -42,11 +46,22 @@ describe('order status', () => {
     await request(order.id, 'shipped');
     const shipped = await settled(order.id, 4);
     expect(shipped.status).toBe('shipped');
-    expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 6, reserved: 0, on_hand: 6 });
+    expect(
+      await eventually(
+        () => stockLevel(ctx.tenant, stock),
+        (level) => level.reserved === 0,
+      ),
+    ).toMatchObject({ available: 6, reserved: 0, on_hand: 6 });
 
     await request(order.id, 'delivered');
     const delivered = await settled(order.id, 5);
-    expect((delivered.status_history as History).map((h) => h.status)).toEqual(['pending', 'confirmed', 'processing', 'shipped', 'delivered']);
+    expect((delivered.status_history as History).map((h) => h.status)).toEqual([
+      'pending',
+      'confirmed',
+      'processing',
+      'shipped',
+      'delivered',
+    ]);
   });
 
   it('refuses skipping and going back, visibly, without changing the order', async () => {
@@ -55,7 +70,12 @@ describe('order status', () => {
     const refused = await settled(order.id, 3);
     expect(refused.status).toBe('confirmed');
     expect(refused.updated_at).toBe(order.updated_at);
-    expect(refused.status_history[2]).toMatchObject({ status: 'confirmed', requested_status: 'shipped', outcome: 'rejected', reason: 'cannot move from confirmed to shipped' });
+    expect(refused.status_history[2]).toMatchObject({
+      status: 'confirmed',
+      requested_status: 'shipped',
+      outcome: 'rejected',
+      reason: 'cannot move from confirmed to shipped',
+    });
 
     await request(order.id, 'processing');
     await request(order.id, 'shipped');
@@ -79,14 +99,24 @@ describe('order status', () => {
     const { stock, order } = await placeStocked(3);
     expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 7, reserved: 3 });
     await Promise.all([request(order.id, 'cancelled'), request(order.id, 'cancelled')]);
-    const cancelled = await eventually(() => read(order.id), (o) => o.status === 'cancelled');
+    const cancelled = await eventually(
+      () => read(order.id),
+      (o) => o.status === 'cancelled',
+    );
     expect(cancelled.status).toBe('cancelled');
     await request(order.id, 'cancelled');
     await request(order.id, 'processing');
     await settled(order.id, 4);
-    expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.reserved === 0)).toMatchObject({ available: 10, reserved: 0, on_hand: 10 });
+    expect(
+      await eventually(
+        () => stockLevel(ctx.tenant, stock),
+        (level) => level.reserved === 0,
+      ),
+    ).toMatchObject({ available: 10, reserved: 0, on_hand: 10 });
 
-    const released = (await readEvents(ctx.service.namespace, inventoryAggregate.events)).filter((e) => e.type === 'StockReleased' && (e.data as { orderId: string }).orderId === order.id);
+    const released = (await readEvents(ctx.service.namespace, inventoryAggregate.events)).filter(
+      (e) => e.type === 'StockReleased' && (e.data as { orderId: string }).orderId === order.id,
+    );
     expect(released).toHaveLength(1);
     expect((await stockLevel(ctx.tenant, stock)).available).toBe(10);
   });
@@ -95,8 +125,20 @@ describe('order status', () => {
     const { stock, order } = await placeStocked(2);
     await request(order.id, 'processing');
     await request(order.id, 'cancelled');
-    expect((await eventually(() => read(order.id), (o) => o.status === 'cancelled')).status).toBe('cancelled');
-    expect(await eventually(() => stockLevel(ctx.tenant, stock), (level) => level.available === 10)).toMatchObject({ available: 10, reserved: 0 });
+    expect(
+      (
+        await eventually(
+          () => read(order.id),
+          (o) => o.status === 'cancelled',
+        )
+      ).status,
+    ).toBe('cancelled');
+    expect(
+      await eventually(
+        () => stockLevel(ctx.tenant, stock),
+        (level) => level.available === 10,
+      ),
+    ).toMatchObject({ available: 10, reserved: 0 });
   });
 
   it('rebuilds the order and inventory read model from offset 0 into the same rows', async () => {
@@ -112,7 +154,10 @@ describe('order status', () => {
       const before = await snapshot();
       expect(before.orders.length).toBeGreaterThanOrEqual(4);
       const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-      const result = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), 'oms'], { env: ctx.service.env, timeout: 120_000 });
+      const result = await promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), 'oms'], {
+        env: ctx.service.env,
+        timeout: 120_000,
+      });
       expect(result.stdout).toMatch(/oms: rebuilt into rm_oms/);
       expect(await snapshot()).toEqual(before);
     } finally {

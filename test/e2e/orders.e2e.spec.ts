@@ -23,7 +23,15 @@ describe('orders', () => {
       tax_total: 1.5,
       discount_total: '2',
       line_items: [
-        { name: 'Espresso cup', quantity: 2, unit_price: '12.50', variant_id: stock.variantId, location_id: stock.locationId, sku: 'CUP-1', variant_label: 'White' },
+        {
+          name: 'Espresso cup',
+          quantity: 2,
+          unit_price: '12.50',
+          variant_id: stock.variantId,
+          location_id: stock.locationId,
+          sku: 'CUP-1',
+          variant_label: 'White',
+        },
         { name: 'Gift wrap', quantity: 1, unit_price: 0, requires_shipment: false },
       ],
     });
@@ -49,8 +57,28 @@ describe('orders', () => {
       tags: ['vip'],
     });
     expect(created.body.line_items).toEqual([
-      { name: 'Espresso cup', quantity: 2, unit_price: '12.50', line_total: '25.00', variant_id: stock.variantId, location_id: stock.locationId, sku: 'CUP-1', variant_label: 'White', requires_shipment: true },
-      { name: 'Gift wrap', quantity: 1, unit_price: '0.00', line_total: '0.00', variant_id: null, location_id: null, sku: null, variant_label: null, requires_shipment: false },
+      {
+        name: 'Espresso cup',
+        quantity: 2,
+        unit_price: '12.50',
+        line_total: '25.00',
+        variant_id: stock.variantId,
+        location_id: stock.locationId,
+        sku: 'CUP-1',
+        variant_label: 'White',
+        requires_shipment: true,
+      },
+      {
+        name: 'Gift wrap',
+        quantity: 1,
+        unit_price: '0.00',
+        line_total: '0.00',
+        variant_id: null,
+        location_id: null,
+        sku: null,
+        variant_label: null,
+        requires_shipment: false,
+      },
     ]);
     expect(created.body.status_history.map((h: { status: string }) => h.status)).toEqual(['pending', 'confirmed']);
     expect(await stockLevel(ctx.tenant, stock)).toMatchObject({ available: 3, reserved: 2, on_hand: 5 });
@@ -127,14 +155,18 @@ describe('orders', () => {
     expect(await stockLevel(ctx.tenant, plenty)).toMatchObject({ available: 10, reserved: 0 });
     expect(await stockLevel(ctx.tenant, scarce)).toMatchObject({ available: 1, reserved: 0 });
 
-    const unknownLocation = await create(orderRequest({ line_items: [{ name: 'X', quantity: 1, unit_price: 1, variant_id: randomUUID(), location_id: randomUUID() }] }));
+    const unknownLocation = await create(
+      orderRequest({ line_items: [{ name: 'X', quantity: 1, unit_price: 1, variant_id: randomUUID(), location_id: randomUUID() }] }),
+    );
     expect(unknownLocation.status).toBe(409);
     expect(unknownLocation.body.error.details[0].path).toBe('body.line_items.0');
   });
 
   it('returns the original order for a repeated idempotency key, and 409 for the key with another request', async () => {
     const stock = await stocked(ctx.tenant, 5);
-    const request = orderRequest({ line_items: [{ name: 'Cup', quantity: 2, unit_price: 3, variant_id: stock.variantId, location_id: stock.locationId }] });
+    const request = orderRequest({
+      line_items: [{ name: 'Cup', quantity: 2, unit_price: 3, variant_id: stock.variantId, location_id: stock.locationId }],
+    });
     const first = await create(request);
     const again = await create({ ...request, line_items: request.line_items.map((line) => ({ ...line })) });
     expect(first.status).toBe(201);
@@ -146,7 +178,9 @@ describe('orders', () => {
     expect(different.status).toBe(409);
     expect(different.body.error.details[0].path).toBe('body.idempotency_key');
 
-    const placed = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter((e) => e.type === 'OrderPlaced' && e.envelope.aggregateId === first.body.id);
+    const placed = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter(
+      (e) => e.type === 'OrderPlaced' && e.envelope.aggregateId === first.body.id,
+    );
     expect(placed).toHaveLength(1);
   });
 
@@ -183,8 +217,16 @@ describe('orders', () => {
       expect((await other.request('GET', '/api/v1/oms/inventory/levels')).body).toEqual([]);
       expect((await other.request('GET', '/api/v1/oms/inventory/locations')).body).toEqual([]);
       // Another org's location does not exist for this inventory: its stock cannot be set or reserved.
-      expect((await other.request('PUT', `/api/v1/oms/inventory/levels/${stock.variantId}/${stock.locationId}`, { available: 9 })).status).toBe(404);
-      const order = await other.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [{ name: 'X', quantity: 1, unit_price: 1, variant_id: stock.variantId, location_id: stock.locationId }] }));
+      expect(
+        (await other.request('PUT', `/api/v1/oms/inventory/levels/${stock.variantId}/${stock.locationId}`, { available: 9 })).status,
+      ).toBe(404);
+      const order = await other.request(
+        'POST',
+        '/api/v1/oms/orders',
+        orderRequest({
+          line_items: [{ name: 'X', quantity: 1, unit_price: 1, variant_id: stock.variantId, location_id: stock.locationId }],
+        }),
+      );
       expect(order.status).toBe(409);
       // The same idempotency key in another tenant or org is another order.
       const sameKey = await other.request('POST', '/api/v1/oms/orders', orderRequest({ idempotency_key: created.body.idempotency_key }));
@@ -238,7 +280,8 @@ describe('inventory', () => {
       ['PUT', `/api/v1/oms/inventory/levels/${randomUUID()}/${randomUUID()}`, { available: 1 }, 404],
       ['GET', '/api/v1/oms/inventory/levels?variant_id=nope', undefined, 400],
     ];
-    for (const [method, url, body, status] of cases) expect((await ctx.tenant.request(method, url, body)).status, `${method} ${url} ${JSON.stringify(body)}`).toBe(status);
+    for (const [method, url, body, status] of cases)
+      expect((await ctx.tenant.request(method, url, body)).status, `${method} ${url} ${JSON.stringify(body)}`).toBe(status);
   });
 
   it('documents the order and inventory endpoints in the OpenAPI document', async () => {

@@ -40,7 +40,9 @@ describe('quantities and amounts past the read model', () => {
     // available + reserved stays at most 10^9: the first set fills it, four orders reserve it, nothing refills it.
     expect(restocks.map((r) => r.status)).toEqual([200, 409, 409, 409, 409, 409, 409, 409, 409]);
     expect(orders.map((r) => r.status)).toEqual([201, 201, 201, 201, 409, 409, 409, 409, 409]);
-    expect(restocks[1]?.body.error.details).toEqual([{ path: 'body.available', message: '250000000 reserved, so at most 750000000 available' }]);
+    expect(restocks[1]?.body.error.details).toEqual([
+      { path: 'body.available', message: '250000000 reserved, so at most 750000000 available' },
+    ]);
     expect(orders[4]?.body.error.details[0].path).toBe('body.line_items.0');
     expect(await stockLevel(tester, stock)).toMatchObject({ available: 0, reserved: MAX_UNITS, on_hand: MAX_UNITS });
 
@@ -49,9 +51,17 @@ describe('quantities and amounts past the read model', () => {
 
     // The other tenant's inventory and order writes go through.
     const theirs = await stocked(other, 5);
-    const adjusted = await other.request('POST', `/api/v1/oms/inventory/levels/${theirs.variantId}/${theirs.locationId}/adjustments`, { delta: 1 });
+    const adjusted = await other.request('POST', `/api/v1/oms/inventory/levels/${theirs.variantId}/${theirs.locationId}/adjustments`, {
+      delta: 1,
+    });
     expect(adjusted.status).toBe(200);
-    const theirOrder = await other.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [{ name: 'Cup', quantity: 2, unit_price: '9.99', variant_id: theirs.variantId, location_id: theirs.locationId }] }));
+    const theirOrder = await other.request(
+      'POST',
+      '/api/v1/oms/orders',
+      orderRequest({
+        line_items: [{ name: 'Cup', quantity: 2, unit_price: '9.99', variant_id: theirs.variantId, location_id: theirs.locationId }],
+      }),
+    );
     expect(theirOrder.status).toBe(201);
     expect(await stockLevel(other, theirs)).toMatchObject({ available: 4, reserved: 2, on_hand: 6 });
 
@@ -59,15 +69,26 @@ describe('quantities and amounts past the read model', () => {
     const list = await tester.request('GET', '/api/v1/oms/orders?limit=100');
     expect(list.status).toBe(200);
     const confirmed = (list.body.data as Order[]).filter((o) => o.status === 'confirmed');
-    expect(confirmed.map((o) => o.id).sort()).toEqual(orders.filter((r) => r.status === 201).map((r) => r.body.id).sort());
-    const units = confirmed.flatMap((o) => o.line_items).filter((l) => l.variant_id === stock.variantId).reduce((sum, l) => sum + l.quantity, 0);
+    expect(confirmed.map((o) => o.id).sort()).toEqual(
+      orders
+        .filter((r) => r.status === 201)
+        .map((r) => r.body.id)
+        .sort(),
+    );
+    const units = confirmed
+      .flatMap((o) => o.line_items)
+      .filter((l) => l.variant_id === stock.variantId)
+      .reduce((sum, l) => sum + l.quantity, 0);
     expect(units).toBe(MAX_UNITS);
     expect((list.body.data as Order[]).filter((o) => o.status === 'rejected')).toHaveLength(5);
 
     // The tester goes on too: cancelling one order makes its units available to the next.
     const cancelled = await tester.request('POST', `/api/v1/oms/orders/${confirmed[0]?.id}/status`, { status: 'cancelled' });
     expect(cancelled.status).toBe(202);
-    const released = await eventually(() => stockLevel(tester, stock), (level) => level.reserved < MAX_UNITS);
+    const released = await eventually(
+      () => stockLevel(tester, stock),
+      (level) => level.reserved < MAX_UNITS,
+    );
     expect(released).toMatchObject({ available: 250_000_000, reserved: 750_000_000, on_hand: MAX_UNITS });
     expect((await tester.request('POST', '/api/v1/oms/orders', bulkOrder())).status).toBe(201);
     expect(await stockLevel(tester, stock)).toMatchObject({ available: 0, reserved: MAX_UNITS, on_hand: MAX_UNITS });

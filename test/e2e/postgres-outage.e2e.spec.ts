@@ -44,13 +44,21 @@ let health: ReturnType<typeof probeHealth>;
 
 const request = async (shop: Shop, kind: Sent['kind'], method: string, path: string, body?: { title: string }): Promise<Sent> => {
   const what = `tenant ${shop.label}: ${method} ${path}${body ? ` "${body.title}"` : ''}`;
-  const answer = await timedRequest(service!.baseUrl, { what, method, path, body, headers: shop.tenant.headers, deadlineMs: CLIENT_DEADLINE_MS });
+  const answer = await timedRequest(service!.baseUrl, {
+    what,
+    method,
+    path,
+    body,
+    headers: shop.tenant.headers,
+    deadlineMs: CLIENT_DEADLINE_MS,
+  });
   const recorded: Sent = { ...answer, shop, kind, title: body?.title };
   sent.push(recorded);
   return recorded;
 };
 
-const writeProduct = (shop: Shop, i: number): Promise<Sent> => request(shop, 'write', 'POST', '/api/v1/pim/products', { title: `${shop.label} product ${i}` });
+const writeProduct = (shop: Shop, i: number): Promise<Sent> =>
+  request(shop, 'write', 'POST', '/api/v1/pim/products', { title: `${shop.label} product ${i}` });
 
 /** Alternately the list and one product this tenant wrote before. */
 const readProducts = (shop: Shop, i: number): Promise<Sent> => {
@@ -60,15 +68,25 @@ const readProducts = (shop: Shop, i: number): Promise<Sent> => {
 };
 
 const readAs = (shop: Shop, path: string): Promise<Answer> =>
-  timedRequest(service!.baseUrl, { what: `tenant ${shop.label}: GET ${path}`, method: 'GET', path, headers: shop.tenant.headers, deadlineMs: 10_000 });
+  timedRequest(service!.baseUrl, {
+    what: `tenant ${shop.label}: GET ${path}`,
+    method: 'GET',
+    path,
+    headers: shop.tenant.headers,
+    deadlineMs: 10_000,
+  });
 
-const healedAt = (): number => Math.min(...sent.filter((s) => s.kind === 'write' && timeline.after(s) && isAcknowledged(s)).map((s) => s.answeredAt));
+const healedAt = (): number =>
+  Math.min(...sent.filter((s) => s.kind === 'write' && timeline.after(s) && isAcknowledged(s)).map((s) => s.answeredAt));
 const enoughRequests = (): boolean => Date.now() > timeline.back + HEAL_WITHIN_MS || Date.now() > healedAt() + KEEP_WRITING_AFTER_HEAL_MS;
 const readyAgain = (): Answer | undefined => health.ready.find((p) => timeline.after(p) && p.status === 200 && p.body?.status === 'ready');
 
 beforeAll(async () => {
   postgres = await startPrivatePostgres('postgres-outage');
-  service = await startServiceProcess({ ...inject('stack'), postgresServerUrl: postgres.url }, { namespace: uniqueName('postgres-outage') });
+  service = await startServiceProcess(
+    { ...inject('stack'), postgresServerUrl: postgres.url },
+    { namespace: uniqueName('postgres-outage') },
+  );
   console.log(`service log: .stack/logs/test-services/${service.namespace}.log; cluster: ${postgres.dir}`);
   for (const label of ['A', 'B']) shops.push({ label, tenant: await newTenant(service.baseUrl) });
 
@@ -77,14 +95,22 @@ beforeAll(async () => {
   const streams = shops.flatMap((shop, s) =>
     [writeProduct, readProducts].map(async (send, k) => {
       await sleep((2 * s + k) * (REQUEST_EVERY_MS / 4)); // spread the four streams over the second
-      return sendSteadily((i) => send(shop, i), { everyMs: REQUEST_EVERY_MS, max: MAX_REQUESTS_PER_STREAM, enough: () => scenarioOver || enoughRequests() });
+      return sendSteadily((i) => send(shop, i), {
+        everyMs: REQUEST_EVERY_MS,
+        max: MAX_REQUESTS_PER_STREAM,
+        enough: () => scenarioOver || enoughRequests(),
+      });
     }),
   );
   try {
     await sleep(WARM_UP_MS);
     await timeline.outage(postgres, OUTAGE_MS);
     await Promise.all(streams);
-    await eventually(async () => readyAgain(), (found) => found !== undefined || Date.now() > timeline.back + HEAL_WITHIN_MS, HEAL_WITHIN_MS);
+    await eventually(
+      async () => readyAgain(),
+      (found) => found !== undefined || Date.now() > timeline.back + HEAL_WITHIN_MS,
+      HEAL_WITHIN_MS,
+    );
   } finally {
     scenarioOver = true;
     await health.finished;
@@ -113,12 +139,18 @@ describe('postgres outage', () => {
     expect(during.filter((s) => s.kind === 'write').length, 'writes sent during the outage').toBeGreaterThanOrEqual(10);
     expect(during.filter((s) => s.kind === 'read').length, 'reads sent during the outage').toBeGreaterThanOrEqual(10);
     const wrong = during.filter((s) => !isUnavailable(s));
-    expect(firstOf(wrong.map(timeline.show)), `${wrong.length} of ${during.length} requests during the outage not answered 503 unavailable; ${tally(wrong)}`).toEqual([]);
+    expect(
+      firstOf(wrong.map(timeline.show)),
+      `${wrong.length} of ${during.length} requests during the outage not answered 503 unavailable; ${tally(wrong)}`,
+    ).toEqual([]);
   });
 
   it(`answers each request during the outage within ${FAST_503_MS / 1000} s`, () => {
     const slow = sent.filter((s) => timeline.during(s) && s.answeredAt - s.sentAt >= FAST_503_MS);
-    expect(firstOf(slow.map(timeline.show)), `${slow.length} requests during the outage answered after ${FAST_503_MS} ms or not at all`).toEqual([]);
+    expect(
+      firstOf(slow.map(timeline.show)),
+      `${slow.length} requests during the outage answered after ${FAST_503_MS} ms or not at all`,
+    ).toEqual([]);
   });
 
   it('is not ready while Postgres is down, naming postgres, and ready again after its return', () => {
@@ -127,26 +159,41 @@ describe('postgres outage', () => {
     const down = health.ready.filter((p) => p.sentAt >= timeline.stopped + READINESS_NOTICE_MS && p.sentAt < timeline.starting);
     expect.soft(down.length, 'readiness probes during the outage').toBeGreaterThanOrEqual(10);
     const wrong = down.filter((p) => !(p.status === 503 && p.body?.status === 'not_ready' && p.body?.failing?.includes('postgres')));
-    expect.soft(firstOf(wrong.map((p) => `${timeline.show(p)} ${JSON.stringify(p.body)?.slice(0, 300)}`)), `${wrong.length} of ${down.length} readiness probes during the outage not 503 not_ready failing postgres`).toEqual([]);
+    expect
+      .soft(
+        firstOf(wrong.map((p) => `${timeline.show(p)} ${JSON.stringify(p.body)?.slice(0, 300)}`)),
+        `${wrong.length} of ${down.length} readiness probes during the outage not 503 not_ready failing postgres`,
+      )
+      .toEqual([]);
     const again = readyAgain();
     const last = health.ready.at(-1);
     expect
-      .soft(again ? again.answeredAt - timeline.back : Infinity, `ms from the return to 200 ready; last probe: ${last && `${timeline.show(last)} ${JSON.stringify(last.body)}`}`)
+      .soft(
+        again ? again.answeredAt - timeline.back : Infinity,
+        `ms from the return to 200 ready; last probe: ${last && `${timeline.show(last)} ${JSON.stringify(last.body)}`}`,
+      )
       .toBeLessThanOrEqual(HEAL_WITHIN_MS);
   });
 
   it('stays alive throughout: /health/live answers 200 in every probe', () => {
     expect(health.live.length).toBeGreaterThan(20);
     const down = health.live.filter((p) => p.status !== 200);
-    expect(firstOf(down.map(timeline.show)), `${down.length} of ${health.live.length} liveness probes not answered 200; ${tally(down)}`).toEqual([]);
+    expect(
+      firstOf(down.map(timeline.show)),
+      `${down.length} of ${health.live.length} liveness probes not answered 200; ${tally(down)}`,
+    ).toEqual([]);
   });
 
   it(`writes again within ${HEAL_WITHIN_MS / 1000} s of the return, without a restart`, () => {
     const afterReturn = sent.filter((s) => s.kind === 'write' && timeline.after(s));
-    const firstFailures = afterReturn.filter((s) => !isAcknowledged(s)).slice(0, 3).map(timeline.show);
-    expect(healedAt() - timeline.back, `ms from the return to the first acknowledged write; after the return: ${tally(afterReturn)}; first failures: ${firstFailures.join(' | ')}`).toBeLessThanOrEqual(
-      HEAL_WITHIN_MS,
-    );
+    const firstFailures = afterReturn
+      .filter((s) => !isAcknowledged(s))
+      .slice(0, 3)
+      .map(timeline.show);
+    expect(
+      healedAt() - timeline.back,
+      `ms from the return to the first acknowledged write; after the return: ${tally(afterReturn)}; first failures: ${firstFailures.join(' | ')}`,
+    ).toBeLessThanOrEqual(HEAL_WITHIN_MS);
   });
 
   it('keeps every acknowledged product exactly once, and audits each creation exactly once', async () => {
@@ -171,7 +218,9 @@ describe('postgres outage', () => {
       expect.soft(repeated(created), `tenant ${shop.label}: products whose creation is audited more than once`).toEqual([]);
       const unaudited = acknowledged.filter((s) => !created.includes(s.body.id)).map(timeline.show);
       expect.soft(unaudited, `tenant ${shop.label}: acknowledged products without product.created in the audit log`).toEqual([]);
-      expect.soft([...new Set(created)].sort(), `tenant ${shop.label}: products audited as created vs products listed`).toEqual([...listedIds].sort());
+      expect
+        .soft([...new Set(created)].sort(), `tenant ${shop.label}: products audited as created vs products listed`)
+        .toEqual([...listedIds].sort());
     }
   });
 });

@@ -7,7 +7,11 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 describe('products', () => {
   it('creates a product and reads it back at once', async () => {
-    const created = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Espresso cup', description: 'Porcelain, 90 ml', category: 'kitchen' });
+    const created = await ctx.tenant.request('POST', '/api/v1/pim/products', {
+      title: 'Espresso cup',
+      description: 'Porcelain, 90 ml',
+      category: 'kitchen',
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       org_id: ctx.tenant.orgId,
@@ -34,7 +38,13 @@ describe('products', () => {
     await new Promise((r) => setTimeout(r, 5));
     const updated = await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Tea pot 1 l', description: null });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ id: product.id, title: 'Tea pot 1 l', description: null, category: null, created_at: product.created_at });
+    expect(updated.body).toMatchObject({
+      id: product.id,
+      title: 'Tea pot 1 l',
+      description: null,
+      category: null,
+      created_at: product.created_at,
+    });
     expect(Date.parse(updated.body.updated_at)).toBeGreaterThan(Date.parse(product.updated_at));
 
     const read = await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}`);
@@ -70,9 +80,19 @@ describe('products', () => {
     ];
     const created = [];
     for (const [price, expected] of cases) {
-      const variant = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: `MUG-${expected}`, price, currency: 'eur' });
+      const variant = await ctx.tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, {
+        sku: `MUG-${expected}`,
+        price,
+        currency: 'eur',
+      });
       expect(variant.status).toBe(201);
-      expect(variant.body).toMatchObject({ product_id: product.id, sku: `MUG-${expected}`, price: expected, currency: 'EUR', barcode: null });
+      expect(variant.body).toMatchObject({
+        product_id: product.id,
+        sku: `MUG-${expected}`,
+        price: expected,
+        currency: 'EUR',
+        barcode: null,
+      });
       expect(variant.body.id).toMatch(uuidPattern);
       created.push(variant.body);
     }
@@ -137,20 +157,42 @@ describe('products', () => {
   it('keeps an audit trail of who changed what, newest first', async () => {
     const audited = await ctx.newTenant({ email: 'auditor@example.com' });
     const { body: product } = await audited.request('POST', '/api/v1/pim/products', { title: 'Audited', category: 'x' });
-    const { body: variant } = await audited.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'AU-1', price: 2.5, currency: 'USD' });
+    const { body: variant } = await audited.request('POST', `/api/v1/pim/products/${product.id}/variants`, {
+      sku: 'AU-1',
+      price: 2.5,
+      currency: 'USD',
+    });
     await audited.request('PUT', `/api/v1/pim/products/${product.id}`, { title: 'Audited again' });
     await audited.request('DELETE', `/api/v1/pim/products/${product.id}`);
 
     const audit = await audited.request('GET', '/api/v1/pim/audit');
     expect(audit.status).toBe(200);
-    expect(audit.body.map((e: { action: string }) => e.action)).toEqual(['product.deleted', 'product.updated', 'variant.created', 'product.created']);
+    expect(audit.body.map((e: { action: string }) => e.action)).toEqual([
+      'product.deleted',
+      'product.updated',
+      'variant.created',
+      'product.created',
+    ]);
     for (const entry of audit.body) {
-      expect(entry).toMatchObject({ tenant_id: audited.tenantId, org_id: audited.orgId, actor_email: 'auditor@example.com', ip_address: '127.0.0.1' });
+      expect(entry).toMatchObject({
+        tenant_id: audited.tenantId,
+        org_id: audited.orgId,
+        actor_email: 'auditor@example.com',
+        ip_address: '127.0.0.1',
+      });
       expect(entry.id).toMatch(uuidPattern);
     }
     const [deleted, updated, variantCreated, created] = audit.body;
-    expect(created).toMatchObject({ entity_type: 'product', entity_id: product.id, details: { title: 'Audited', category: 'x', status: 'ACTIVE' } });
-    expect(variantCreated).toMatchObject({ entity_type: 'variant', entity_id: variant.id, details: { product_id: product.id, sku: 'AU-1', price: '2.50' } });
+    expect(created).toMatchObject({
+      entity_type: 'product',
+      entity_id: product.id,
+      details: { title: 'Audited', category: 'x', status: 'ACTIVE' },
+    });
+    expect(variantCreated).toMatchObject({
+      entity_type: 'variant',
+      entity_id: variant.id,
+      details: { product_id: product.id, sku: 'AU-1', price: '2.50' },
+    });
     expect(updated).toMatchObject({ entity_type: 'product', details: { changes: { title: { from: 'Audited', to: 'Audited again' } } } });
     expect(deleted).toMatchObject({ entity_type: 'product', details: { variant_ids: [variant.id] } });
   });
@@ -161,7 +203,13 @@ describe('products', () => {
     const document = await response.json();
     expect(document.openapi).toMatch(/^3\./);
     expect(Object.keys(document.paths)).toEqual(
-      expect.arrayContaining(['/api/v1/pim/products', '/api/v1/pim/products/{id}', '/api/v1/pim/products/{product_id}/variants', '/api/v1/pim/stats', '/api/v1/pim/audit']),
+      expect.arrayContaining([
+        '/api/v1/pim/products',
+        '/api/v1/pim/products/{id}',
+        '/api/v1/pim/products/{product_id}/variants',
+        '/api/v1/pim/stats',
+        '/api/v1/pim/audit',
+      ]),
     );
     expect((await fetch(`${ctx.service.baseUrl}/docs`)).status).toBe(200);
   });

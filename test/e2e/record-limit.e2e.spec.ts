@@ -25,25 +25,36 @@ describe('the record limit', () => {
   it('takes concurrent writes that together outweigh one record batch', async () => {
     // 16 products of some 20 KB each: 320 KB, more than the topics take in one record batch.
     const created = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => ctx.tenant.request('POST', '/api/v1/pim/products', { title: `Heavy ${i}`, attributes: valuesFor(attributeIds.slice(0, 10), 'h') })),
+      Array.from({ length: 16 }, (_, i) =>
+        ctx.tenant.request('POST', '/api/v1/pim/products', { title: `Heavy ${i}`, attributes: valuesFor(attributeIds.slice(0, 10), 'h') }),
+      ),
     );
     expect(created.map((r) => r.status)).toEqual(Array(16).fill(201));
     const listed = (await ctx.tenant.request('GET', '/api/v1/pim/products')).body as { id: string; attributes: object }[];
-    for (const { body } of created) expect(listed.find((p) => p.id === body.id)?.attributes).toEqual(valuesFor(attributeIds.slice(0, 10), 'h'));
+    for (const { body } of created)
+      expect(listed.find((p) => p.id === body.id)?.attributes).toEqual(valuesFor(attributeIds.slice(0, 10), 'h'));
   });
 
   it('answers 413 for a request whose command cannot fit one record, and writes nothing', async () => {
     const before = (await ctx.tenant.request('GET', '/api/v1/pim/stats')).body.total_products;
-    const response = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Too heavy', attributes: valuesFor(attributeIds, 'x') });
+    const response = await ctx.tenant.request('POST', '/api/v1/pim/products', {
+      title: 'Too heavy',
+      attributes: valuesFor(attributeIds, 'x'),
+    });
     expect(response.status).toBe(413);
     expect(response.body).toEqual({ error: { code: 'payload_too_large', message: expect.stringContaining('record limit'), details: [] } });
     expect((await ctx.tenant.request('GET', '/api/v1/pim/stats')).body.total_products).toBe(before);
   });
 
   it('refuses with 409 a change that would grow an aggregate past the limit, and goes on deciding', async () => {
-    const { status, body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: 'Nearly full', attributes: valuesFor(attributeIds.slice(0, 29), 'n') });
+    const { status, body: product } = await ctx.tenant.request('POST', '/api/v1/pim/products', {
+      title: 'Nearly full',
+      attributes: valuesFor(attributeIds.slice(0, 29), 'n'),
+    });
     expect(status).toBe(201);
-    const grown = await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, { attributes: valuesFor(attributeIds.slice(29, 40), 'g') });
+    const grown = await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, {
+      attributes: valuesFor(attributeIds.slice(29, 40), 'g'),
+    });
     expect(grown.status, JSON.stringify(grown.body)).toBe(409);
     expect(grown.body.error).toMatchObject({ code: 'conflict', message: expect.stringContaining('record limit') });
     const read = await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}`);

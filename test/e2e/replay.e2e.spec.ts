@@ -42,31 +42,49 @@ async function openIssuesBecome(expected: string[]): Promise<void> {
 }
 
 const replay = (projection: string) =>
-  promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), projection], { env: ctx.service.env, timeout: 120_000 });
+  promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), projection], {
+    env: ctx.service.env,
+    timeout: 120_000,
+  });
 
 describe('replay', () => {
   it('rebuilds the read models from offset 0 into the same rows, while the service keeps serving', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const { body } = await ctx.tenant.request('POST', '/api/v1/pim/products', { title: `Replay ${i}`, description: i % 2 ? 'odd' : null });
+      const { body } = await ctx.tenant.request('POST', '/api/v1/pim/products', {
+        title: `Replay ${i}`,
+        description: i % 2 ? 'odd' : null,
+      });
       ids.push(body.id);
       await ctx.tenant.request('POST', `/api/v1/pim/products/${body.id}/variants`, { sku: `R-${i}`, price: i + 0.99, currency: 'USD' });
     }
-    for (const id of ids.slice(0, 4)) await ctx.tenant.request('PUT', `/api/v1/pim/products/${id}`, { title: 'Renamed', category: 'replayed' });
+    for (const id of ids.slice(0, 4))
+      await ctx.tenant.request('PUT', `/api/v1/pim/products/${id}`, { title: 'Renamed', category: 'replayed' });
     for (const id of ids.slice(4, 7)) await ctx.tenant.request('DELETE', `/api/v1/pim/products/${id}`);
     const root = (await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Root', slug: 'root' })).body;
     await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Leaf', slug: 'leaf', parentId: root.id });
     await ctx.tenant.request('POST', '/api/v1/pim/brands', { name: 'Replayed', logoUrl: 'https://example.com/logo.png' });
     await ctx.tenant.request('POST', '/api/v1/pim/media', { url: 'https://example.com/1.png', product_id: ids[1], sort_order: 3 });
     await ctx.tenant.request('PUT', `/api/v1/pim/products/${ids[3]}`, { sku: 'OWN-3', brand: 'Replayed' });
-    const attribute = (await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size', type: 'SELECT', options: ['S', 'M'] })).body;
-    const group = (await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Sizing', attribute_ids: [attribute.id] })).body;
+    const attribute = (
+      await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size', type: 'SELECT', options: ['S', 'M'] })
+    ).body;
+    const group = (await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Sizing', attribute_ids: [attribute.id] }))
+      .body;
     const template = (
-      await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'Shirt', category_id: root.id, attribute_group_ids: [group.id], required_attribute_ids: [attribute.id] })
+      await ctx.tenant.request('POST', '/api/v1/pim/templates', {
+        name: 'Shirt',
+        category_id: root.id,
+        attribute_group_ids: [group.id],
+        required_attribute_ids: [attribute.id],
+      })
     ).body;
     const at = (i: number) => ids[i] as string;
     // Attribute values: 0 fills its template's required size (40 + 10), 2 follows the template without it, 9 sets a value and removes it.
-    expect((await ctx.tenant.request('PUT', `/api/v1/pim/products/${at(0)}`, { template_id: template.id, attributes: { [attribute.id]: 'M' } })).body.quality_score).toBe(50);
+    expect(
+      (await ctx.tenant.request('PUT', `/api/v1/pim/products/${at(0)}`, { template_id: template.id, attributes: { [attribute.id]: 'M' } }))
+        .body.quality_score,
+    ).toBe(50);
     expect((await ctx.tenant.request('PUT', `/api/v1/pim/products/${at(2)}`, { template_id: template.id })).body.quality_score).toBe(40);
     await ctx.tenant.request('PUT', `/api/v1/pim/products/${at(9)}`, { attributes: { [attribute.id]: 'S' } });
     await ctx.tenant.request('PUT', `/api/v1/pim/products/${at(9)}`, { attributes: { [attribute.id]: null } });
@@ -82,7 +100,10 @@ describe('replay', () => {
 
     const before = await snapshot();
     expect(before.products.length).toBeGreaterThanOrEqual(9);
-    expect(before.products.find((p: { id: string }) => p.id === at(0))).toMatchObject({ attributes: { [attribute.id]: 'M' }, quality_score: 50 });
+    expect(before.products.find((p: { id: string }) => p.id === at(0))).toMatchObject({
+      attributes: { [attribute.id]: 'M' },
+      quality_score: 50,
+    });
     expect(before.issues.filter((i: { resolved: boolean }) => i.resolved).length).toBeGreaterThan(0);
 
     const result = await replay('all');

@@ -23,12 +23,20 @@ const ids = (response: ApiResponse) => response.body.map((r: { id: string }) => 
 
 describe('categories', () => {
   it('creates nested categories and lists them at once, in creation order', async () => {
-    const root = await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Kitchen', slug: 'kitchen', description: 'Everything for cooking' });
+    const root = await ctx.tenant.request('POST', '/api/v1/pim/categories', {
+      name: 'Kitchen',
+      slug: 'kitchen',
+      description: 'Everything for cooking',
+    });
     expect(root.status).toBe(201);
     expectOwned(ctx.tenant, root.body);
     expect(root.body).toMatchObject({ name: 'Kitchen', slug: 'kitchen', description: 'Everything for cooking', parent_id: null });
 
-    const child = await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Cups', slug: 'kitchen-cups', parentId: root.body.id });
+    const child = await ctx.tenant.request('POST', '/api/v1/pim/categories', {
+      name: 'Cups',
+      slug: 'kitchen-cups',
+      parentId: root.body.id,
+    });
     expect(child.status).toBe(201);
     expect(child.body).toMatchObject({ slug: 'kitchen-cups', description: null, parent_id: root.body.id });
 
@@ -39,8 +47,18 @@ describe('categories', () => {
 
   it('refuses a slug already used in the tenant with 409, and an unknown parent with 404', async () => {
     await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Garden', slug: 'garden' });
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Garden again', slug: 'garden' }), 409, 'conflict', 'body.slug');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Orphan', slug: 'orphan', parentId: randomUUID() }), 404, 'not_found', 'body.parentId');
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Garden again', slug: 'garden' }),
+      409,
+      'conflict',
+      'body.slug',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/categories', { name: 'Orphan', slug: 'orphan', parentId: randomUUID() }),
+      404,
+      'not_found',
+      'body.parentId',
+    );
     const slugs = (await ctx.tenant.request('GET', '/api/v1/pim/categories')).body.map((c: { slug: string }) => c.slug);
     expect(slugs.filter((s: string) => s === 'garden')).toHaveLength(1);
     expect(slugs).not.toContain('orphan');
@@ -54,13 +72,18 @@ describe('categories', () => {
       [{ name: 'Bad parent', slug: 'bad-parent', parentId: 'nope' }, 'body.parentId'],
       [{ name: 'Extra', slug: 'extra', colour: 'red' }, 'body'],
     ];
-    for (const [body, path] of cases) expectError(await ctx.tenant.request('POST', '/api/v1/pim/categories', body), 400, 'validation_failed', path);
+    for (const [body, path] of cases)
+      expectError(await ctx.tenant.request('POST', '/api/v1/pim/categories', body), 400, 'validation_failed', path);
   });
 });
 
 describe('brands', () => {
   it('creates a brand and lists it at once', async () => {
-    const created = await ctx.tenant.request('POST', '/api/v1/pim/brands', { name: 'Acme', description: 'Since 1949', logoUrl: 'https://cdn.example.com/acme.png' });
+    const created = await ctx.tenant.request('POST', '/api/v1/pim/brands', {
+      name: 'Acme',
+      description: 'Since 1949',
+      logoUrl: 'https://cdn.example.com/acme.png',
+    });
     expect(created.status).toBe(201);
     expectOwned(ctx.tenant, created.body);
     expect(created.body).toMatchObject({ name: 'Acme', description: 'Since 1949', logo_url: 'https://cdn.example.com/acme.png' });
@@ -76,13 +99,19 @@ describe('brands', () => {
       [{ name: 'Logo', logoUrl: 'ftp://example.com/logo.png' }, 'body.logoUrl'],
       [{ name: 'Logo', logo_url: 'https://example.com/x.png' }, 'body'],
     ];
-    for (const [body, path] of cases) expectError(await ctx.tenant.request('POST', '/api/v1/pim/brands', body), 400, 'validation_failed', path);
+    for (const [body, path] of cases)
+      expectError(await ctx.tenant.request('POST', '/api/v1/pim/brands', body), 400, 'validation_failed', path);
   });
 });
 
 describe('attributes, attribute groups and templates', () => {
   it('defines attributes (TEXT by default, SELECT with options) with unique slugs', async () => {
-    const colour = await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Colour', slug: 'colour', type: 'SELECT', options: ['red', 'blue'] });
+    const colour = await ctx.tenant.request('POST', '/api/v1/pim/attributes', {
+      name: 'Colour',
+      slug: 'colour',
+      type: 'SELECT',
+      options: ['red', 'blue'],
+    });
     expect(colour.status).toBe(201);
     expectOwned(ctx.tenant, colour.body);
     expect(colour.body).toMatchObject({ name: 'Colour', slug: 'colour', type: 'SELECT', options: ['red', 'blue'] });
@@ -90,16 +119,38 @@ describe('attributes, attribute groups and templates', () => {
     expect(material.body).toMatchObject({ type: 'TEXT', options: [] });
     expect((await ctx.tenant.request('GET', '/api/v1/pim/attributes')).body).toEqual([colour.body, material.body]);
 
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Colour 2', slug: 'colour' }), 409, 'conflict', 'body.slug');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size', type: 'SELECT' }), 400, 'validation_failed', 'body.options');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Weight', slug: 'weight', type: 'NUMBER', options: ['1'] }), 400, 'validation_failed', 'body.options');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Odd', slug: 'odd', type: 'DATE' }), 400, 'validation_failed', 'body.type');
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Colour 2', slug: 'colour' }),
+      409,
+      'conflict',
+      'body.slug',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Size', slug: 'size', type: 'SELECT' }),
+      400,
+      'validation_failed',
+      'body.options',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Weight', slug: 'weight', type: 'NUMBER', options: ['1'] }),
+      400,
+      'validation_failed',
+      'body.options',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Odd', slug: 'odd', type: 'DATE' }),
+      400,
+      'validation_failed',
+      'body.type',
+    );
     expect(ids(await ctx.tenant.request('GET', '/api/v1/pim/attributes'))).toEqual([colour.body.id, material.body.id]);
   });
 
   it('groups attributes in order and builds a template from a category, groups and required attributes', async () => {
     const a = (await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Volume', slug: 'volume', type: 'NUMBER' })).body;
-    const b = (await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Dishwasher safe', slug: 'dishwasher-safe', type: 'BOOLEAN' })).body;
+    const b = (
+      await ctx.tenant.request('POST', '/api/v1/pim/attributes', { name: 'Dishwasher safe', slug: 'dishwasher-safe', type: 'BOOLEAN' })
+    ).body;
     const group = await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Specs', attribute_ids: [b.id, a.id] });
     expect(group.status).toBe(201);
     expectOwned(ctx.tenant, group.body);
@@ -115,17 +166,57 @@ describe('attributes, attribute groups and templates', () => {
     });
     expect(template.status).toBe(201);
     expectOwned(ctx.tenant, template.body);
-    expect(template.body).toMatchObject({ name: 'Mug', category_id: category.id, attribute_group_ids: [group.body.id], required_attribute_ids: [a.id] });
+    expect(template.body).toMatchObject({
+      name: 'Mug',
+      category_id: category.id,
+      attribute_group_ids: [group.body.id],
+      required_attribute_ids: [a.id],
+    });
     expect((await ctx.tenant.request('GET', '/api/v1/pim/templates')).body).toEqual([template.body]);
 
     const unknown = randomUUID();
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Ghost', attribute_ids: [a.id, unknown] }), 404, 'not_found', 'body.attribute_ids');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Twice', attribute_ids: [a.id, a.id] }), 400, 'validation_failed', 'body.attribute_ids');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Empty', attribute_ids: [] }), 400, 'validation_failed', 'body.attribute_ids');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'T', category_id: unknown }), 404, 'not_found', 'body.category_id');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'T', attribute_group_ids: [unknown] }), 404, 'not_found', 'body.attribute_group_ids');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'T', required_attribute_ids: [unknown] }), 404, 'not_found', 'body.required_attribute_ids');
-    expectError(await ctx.tenant.request('POST', '/api/v1/pim/templates', { category_id: category.id }), 400, 'validation_failed', 'body.name');
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Ghost', attribute_ids: [a.id, unknown] }),
+      404,
+      'not_found',
+      'body.attribute_ids',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Twice', attribute_ids: [a.id, a.id] }),
+      400,
+      'validation_failed',
+      'body.attribute_ids',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/attribute-groups', { name: 'Empty', attribute_ids: [] }),
+      400,
+      'validation_failed',
+      'body.attribute_ids',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'T', category_id: unknown }),
+      404,
+      'not_found',
+      'body.category_id',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'T', attribute_group_ids: [unknown] }),
+      404,
+      'not_found',
+      'body.attribute_group_ids',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/templates', { name: 'T', required_attribute_ids: [unknown] }),
+      404,
+      'not_found',
+      'body.required_attribute_ids',
+    );
+    expectError(
+      await ctx.tenant.request('POST', '/api/v1/pim/templates', { category_id: category.id }),
+      400,
+      'validation_failed',
+      'body.name',
+    );
     expect((await ctx.tenant.request('GET', '/api/v1/pim/templates')).body).toHaveLength(1);
   });
 });
@@ -136,13 +227,24 @@ describe('every taxonomy endpoint', () => {
   it('needs a valid token linked to the tenant', async () => {
     for (const path of [...paths, 'media', 'validation']) {
       expectError(await send(ctx.service.baseUrl, 'GET', `/api/v1/pim/${path}`), 401, 'unauthorized');
-      if (path !== 'validation') expectError(await send(ctx.service.baseUrl, 'POST', `/api/v1/pim/${path}`, { body: { name: 'x', slug: 'x' } }), 401, 'unauthorized');
+      if (path !== 'validation')
+        expectError(
+          await send(ctx.service.baseUrl, 'POST', `/api/v1/pim/${path}`, { body: { name: 'x', slug: 'x' } }),
+          401,
+          'unauthorized',
+        );
       const other = await ctx.newTenant();
-      expectError(await send(ctx.service.baseUrl, 'GET', `/api/v1/pim/${path}`, { headers: { ...other.headers, 'x-tenant-id': ctx.tenant.tenantId } }), 403, 'forbidden');
+      expectError(
+        await send(ctx.service.baseUrl, 'GET', `/api/v1/pim/${path}`, {
+          headers: { ...other.headers, 'x-tenant-id': ctx.tenant.tenantId },
+        }),
+        403,
+        'forbidden',
+      );
     }
   });
 
-  it("keeps tenants apart: lists, slugs and references never cross into another tenant or org", async () => {
+  it('keeps tenants apart: lists, slugs and references never cross into another tenant or org', async () => {
     const owner = await ctx.newTenant();
     const category = (await owner.request('POST', '/api/v1/pim/categories', { name: 'Private', slug: 'private' })).body;
     const attribute = (await owner.request('POST', '/api/v1/pim/attributes', { name: 'Secret', slug: 'secret' })).body;
@@ -152,9 +254,21 @@ describe('every taxonomy endpoint', () => {
 
     for (const outsider of [await ctx.newTenant(), await ctx.newTenant({ tenantId: owner.tenantId })]) {
       for (const path of paths) expect((await outsider.request('GET', `/api/v1/pim/${path}`)).body, path).toEqual([]);
-      expectError(await outsider.request('POST', '/api/v1/pim/categories', { name: 'Child', slug: 'child', parentId: category.id }), 404, 'not_found');
-      expectError(await outsider.request('POST', '/api/v1/pim/attribute-groups', { name: 'G', attribute_ids: [attribute.id] }), 404, 'not_found');
-      expectError(await outsider.request('POST', '/api/v1/pim/templates', { name: 'T', attribute_group_ids: [group.id] }), 404, 'not_found');
+      expectError(
+        await outsider.request('POST', '/api/v1/pim/categories', { name: 'Child', slug: 'child', parentId: category.id }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await outsider.request('POST', '/api/v1/pim/attribute-groups', { name: 'G', attribute_ids: [attribute.id] }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await outsider.request('POST', '/api/v1/pim/templates', { name: 'T', attribute_group_ids: [group.id] }),
+        404,
+        'not_found',
+      );
       // Slugs are unique per tenant and org, so an outsider may use the same one.
       expect((await outsider.request('POST', '/api/v1/pim/categories', { name: 'Mine', slug: 'private' })).status).toBe(201);
       expect((await outsider.request('POST', '/api/v1/pim/attributes', { name: 'Mine', slug: 'secret' })).status).toBe(201);
@@ -170,8 +284,15 @@ describe('every taxonomy endpoint', () => {
     const category = (await audited.request('POST', '/api/v1/pim/categories', { name: 'Tea', slug: 'tea' })).body;
     const brand = (await audited.request('POST', '/api/v1/pim/brands', { name: 'Leaf' })).body;
     const attribute = (await audited.request('POST', '/api/v1/pim/attributes', { name: 'Origin', slug: 'origin' })).body;
-    const group = (await audited.request('POST', '/api/v1/pim/attribute-groups', { name: 'Provenance', attribute_ids: [attribute.id] })).body;
-    const template = (await audited.request('POST', '/api/v1/pim/templates', { name: 'Tea', category_id: category.id, required_attribute_ids: [attribute.id] })).body;
+    const group = (await audited.request('POST', '/api/v1/pim/attribute-groups', { name: 'Provenance', attribute_ids: [attribute.id] }))
+      .body;
+    const template = (
+      await audited.request('POST', '/api/v1/pim/templates', {
+        name: 'Tea',
+        category_id: category.id,
+        required_attribute_ids: [attribute.id],
+      })
+    ).body;
 
     const audit = (await audited.request('GET', '/api/v1/pim/audit')).body;
     expect(audit.map((e: { action: string; entity_type: string; entity_id: string }) => [e.action, e.entity_type, e.entity_id])).toEqual([
@@ -181,12 +302,15 @@ describe('every taxonomy endpoint', () => {
       ['brand.created', 'brand', brand.id],
       ['category.created', 'category', category.id],
     ]);
-    for (const entry of audit) expect(entry).toMatchObject({ actor_email: 'pim@example.com', tenant_id: audited.tenantId, org_id: audited.orgId });
+    for (const entry of audit)
+      expect(entry).toMatchObject({ actor_email: 'pim@example.com', tenant_id: audited.tenantId, org_id: audited.orgId });
     expect(audit[4].details).toEqual({ name: 'Tea', slug: 'tea', description: null, parent_id: null });
   });
 
   it('is in the OpenAPI document', async () => {
     const document = await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json();
-    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining([...paths.map((p) => `/api/v1/pim/${p}`), '/api/v1/pim/validation']));
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([...paths.map((p) => `/api/v1/pim/${p}`), '/api/v1/pim/validation']),
+    );
   });
 });

@@ -28,7 +28,10 @@ describe('tenant isolation', () => {
         await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku: 'INJECTED' }),
         await tenant.request('GET', `/api/v1/pim/products/${product.id}/variants`),
       ];
-      expect(attempts.map((a) => a.status), who).toEqual([404, 404, 404, 404, 404]);
+      expect(
+        attempts.map((a) => a.status),
+        who,
+      ).toEqual([404, 404, 404, 404, 404]);
       for (const attempt of attempts) expect(attempt.body.error.code, who).toBe('not_found');
 
       expect((await tenant.request('GET', '/api/v1/pim/products')).body, who).toEqual([]);

@@ -57,18 +57,22 @@ describe('a projection that fails on one event', () => {
     const messages = await Promise.all(
       names.map(async (name, index) => ({
         key: brandId,
-        value: await codec.encode(topic, { type: 'BrandCreated', data: { brandId, name, description: null, logoUrl: null } }, {
-          eventId: randomUUID(),
-          eventType: 'BrandCreated',
-          aggregateId: brandId,
-          tenantId: randomUUID(),
-          orgId: randomUUID(),
-          actor: { userId: null, email: null, ip: null },
-          occurredAt: 1_000 + index,
-          correlationId: 'poison-test',
-          causationId: randomUUID(),
-          schemaVersion: 1,
-        }),
+        value: await codec.encode(
+          topic,
+          { type: 'BrandCreated', data: { brandId, name, description: null, logoUrl: null } },
+          {
+            eventId: randomUUID(),
+            eventType: 'BrandCreated',
+            aggregateId: brandId,
+            tenantId: randomUUID(),
+            orgId: randomUUID(),
+            actor: { userId: null, email: null, ip: null },
+            occurredAt: 1_000 + index,
+            correlationId: 'poison-test',
+            causationId: randomUUID(),
+            schemaVersion: 1,
+          },
+        ),
       })),
     );
     // One key: one partition, in this order.

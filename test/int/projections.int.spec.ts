@@ -99,9 +99,18 @@ describe('catalog projection', () => {
 describe('audit projection', () => {
   it('writes one immutable row per event with actor, action and details', async () => {
     const schema = await project(auditProjection, history);
-    const rows = await db(`${schema}.audit_events`).orderBy('log_offset').select('action', 'entity_type', 'entity_id', 'actor_email', 'ip_address', 'details');
+    const rows = await db(`${schema}.audit_events`)
+      .orderBy('log_offset')
+      .select('action', 'entity_type', 'entity_id', 'actor_email', 'ip_address', 'details');
     expect(rows).toEqual([
-      { action: 'product.created', entity_type: 'product', entity_id: productId, actor_email: 'p@example.com', ip_address: '10.0.0.1', details: { title: 'Lamp', description: null, category: 'home', status: 'ACTIVE' } },
+      {
+        action: 'product.created',
+        entity_type: 'product',
+        entity_id: productId,
+        actor_email: 'p@example.com',
+        ip_address: '10.0.0.1',
+        details: { title: 'Lamp', description: null, category: 'home', status: 'ACTIVE' },
+      },
       {
         action: 'variant.created',
         entity_type: 'variant',

@@ -2,8 +2,21 @@ import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_SORT_ORDER, productDecider, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
-import { inventoryDecider, MAX_UNITS, type InventoryCommand, type InventoryEvent, type ReservationLine } from '../../commands/oms/inventory.ts';
-import { MAX_LINE_QUANTITY, MAX_ORDER_LINES, orderDecider, type OrderCommand, type OrderEvent, type OrderLineRequest } from '../../commands/oms/order.ts';
+import {
+  inventoryDecider,
+  MAX_UNITS,
+  type InventoryCommand,
+  type InventoryEvent,
+  type ReservationLine,
+} from '../../commands/oms/inventory.ts';
+import {
+  MAX_LINE_QUANTITY,
+  MAX_ORDER_LINES,
+  orderDecider,
+  type OrderCommand,
+  type OrderEvent,
+  type OrderLineRequest,
+} from '../../commands/oms/order.ts';
 import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { DomainError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
@@ -84,9 +97,13 @@ describe('inventory bounds through the oms projection', () => {
   const lines = (variantId: string, count: number, quantity: number): ReservationLine[] =>
     Array.from({ length: count }, (_, lineIndex) => ({ lineIndex, variantId, locationId, quantity }));
   const inventory = (commands: Omit<InventoryCommand, 'metadata'>[]): RecordedEvent[] =>
-    decided<InventoryCommand, InventoryEvent, ReturnType<typeof inventoryDecider.initialState>>(inventoryDecider, commands).map((e) => recorded(inventoryId, e));
+    decided<InventoryCommand, InventoryEvent, ReturnType<typeof inventoryDecider.initialState>>(inventoryDecider, commands).map((e) =>
+      recorded(inventoryId, e),
+    );
   const levelRow = (schema: string, variantId: string) =>
-    db(`${schema}.stock_levels`).where({ tenant_id: tenantId, org_id: orgId, variant_id: variantId, location_id: locationId }).first('available', 'reserved');
+    db(`${schema}.stock_levels`)
+      .where({ tenant_id: tenantId, org_id: orgId, variant_id: variantId, location_id: locationId })
+      .first('available', 'reserved');
   const create: Omit<InventoryCommand, 'metadata'> = { type: 'CreateStockLocation', data: { inventoryId, locationId, name: 'Main' } };
 
   it("the tester's scenario (10^9 available, orders of 250 × 1 000 000 units, re-stocked every round) projects, reserved ending at MAX_UNITS", async () => {
@@ -102,7 +119,12 @@ describe('inventory bounds through the oms projection', () => {
     await project(omsProjection, schema, events);
     expect(events.filter((e) => e.type === 'StockReserved')).toHaveLength(4);
     expect(await levelRow(schema, variantId)).toEqual({ available: 0, reserved: MAX_UNITS });
-    expect(await db(`${schema}.stock_reservations`).whereIn('order_id', orderIds).orderBy('order_id').pluck('status')).toEqual(['held', 'held', 'held', 'held']);
+    expect(await db(`${schema}.stock_reservations`).whereIn('order_id', orderIds).orderBy('order_id').pluck('status')).toEqual([
+      'held',
+      'held',
+      'held',
+      'held',
+    ]);
   });
 
   it('the largest single reservation (one line of MAX_UNITS) is held, released and shipped exactly', async () => {
@@ -130,7 +152,16 @@ describe('inventory bounds through the oms projection', () => {
 });
 
 describe('order bounds through the oms projection', () => {
-  const line: OrderLineRequest = { name: 'Cup', quantity: 1, unitPrice: '1.00', variantId: null, locationId: null, sku: null, variantLabel: null, requiresShipment: true };
+  const line: OrderLineRequest = {
+    name: 'Cup',
+    quantity: 1,
+    unitPrice: '1.00',
+    variantId: null,
+    locationId: null,
+    sku: null,
+    variantLabel: null,
+    requiresShipment: true,
+  };
   const placed = (orderId: string, lines: OrderLineRequest[], taxTotal: string): RecordedEvent[] => {
     const command: Omit<OrderCommand, 'metadata'> = {
       type: 'PlaceOrder',
@@ -151,14 +182,21 @@ describe('order bounds through the oms projection', () => {
         lines,
       },
     };
-    const events = decided<OrderCommand, OrderEvent, ReturnType<typeof orderDecider.initialState>>(orderDecider, [command, { type: 'ConfirmOrder', data: { orderId } }]);
+    const events = decided<OrderCommand, OrderEvent, ReturnType<typeof orderDecider.initialState>>(orderDecider, [
+      command,
+      { type: 'ConfirmOrder', data: { orderId } },
+    ]);
     expect(events.map((e) => e.type)).toEqual(['OrderPlaced', 'OrderConfirmed']);
     return events.map((e) => recorded(orderId, e));
   };
 
   it('the largest order reads back with its exact amounts and quantities', async () => {
     const [largest, tester] = [randomUUID(), randomUUID()];
-    const largestLines = Array.from({ length: MAX_ORDER_LINES }, () => ({ ...line, quantity: MAX_LINE_QUANTITY - 1, unitPrice: '3999999.999999' }));
+    const largestLines = Array.from({ length: MAX_ORDER_LINES }, () => ({
+      ...line,
+      quantity: MAX_LINE_QUANTITY - 1,
+      unitPrice: '3999999.999999',
+    }));
     const testerLines = Array.from({ length: MAX_ORDER_LINES }, () => ({ ...line, quantity: MAX_LINE_QUANTITY }));
     const schema = await freshSchema(omsProjection);
     await project(omsProjection, schema, [...placed(largest, largestLines, '0.000001'), ...placed(tester, testerLines, '0.00')]);
@@ -167,7 +205,11 @@ describe('order bounds through the oms projection', () => {
     const byId = new Map(rows.map((row) => [row.id, row]));
     expect(byId.get(largest)).toMatchObject({ status: 'confirmed', subtotal: '999998999999750.00025', total: '999998999999750.000251' });
     expect(byId.get(largest).line_items).toHaveLength(MAX_ORDER_LINES);
-    expect(byId.get(largest).line_items[MAX_ORDER_LINES - 1]).toMatchObject({ quantity: 999_999, unitPrice: '3999999.999999', lineTotal: '3999995999999.000001' });
+    expect(byId.get(largest).line_items[MAX_ORDER_LINES - 1]).toMatchObject({
+      quantity: 999_999,
+      unitPrice: '3999999.999999',
+      lineTotal: '3999995999999.000001',
+    });
     expect(byId.get(tester)).toMatchObject({ status: 'confirmed', subtotal: '250000000.00', total: '250000000.00' });
     expect(byId.get(tester).line_items[0]).toMatchObject({ quantity: MAX_LINE_QUANTITY, lineTotal: '1000000.00' });
   });
@@ -188,7 +230,11 @@ describe('media bounds through the catalog projection', () => {
     ]);
     expect(events.map((e) => e.type)).toEqual(['ProductCreated', 'MediaAdded', 'MediaAdded']);
     const schema = await freshSchema(catalogProjection);
-    await project(catalogProjection, schema, events.map((e) => recorded(productId, e)));
+    await project(
+      catalogProjection,
+      schema,
+      events.map((e) => recorded(productId, e)),
+    );
     expect(await db(`${schema}.media`).where({ product_id: productId }).orderBy('sort_order').select('id', 'sort_order')).toEqual([
       { id: low, sort_order: -MAX_SORT_ORDER },
       { id: high, sort_order: MAX_SORT_ORDER },

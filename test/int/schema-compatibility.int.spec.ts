@@ -18,12 +18,16 @@ const avscFiles = (dir: string): string[] =>
     return statSync(path).isDirectory() ? avscFiles(path) : path.endsWith('.avsc') ? [path] : [];
   });
 
-const fullNameOf = (path: string) => relative(schemasRoot, path).replace(/\.avsc$/, '').split(sep).join('.');
+const fullNameOf = (path: string) =>
+  relative(schemasRoot, path)
+    .replace(/\.avsc$/, '')
+    .split(sep)
+    .join('.');
 
 /** Every committed version of every file the schema pulls in, read from git at that commit. */
 function committedVersions(fullName: string): { commit: string; schema: unknown }[] {
   const path = relative(repoRoot, join(schemasRoot, ...fullName.split('.'))) + '.avsc';
-  let commits: string[] = [];
+  let commits: string[];
   try {
     commits = git('log', '--format=%H', '--', 'schemas').split('\n').filter(Boolean);
   } catch {
@@ -66,7 +70,9 @@ describe('event schemas', () => {
     expect(again.id).toBe(first.id);
 
     const compatible = { ...original, fields: [...original.fields, { name: 'subtitle', type: ['null', 'string'], default: null }] };
-    await expect(registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(compatible) }, { subject })).resolves.toHaveProperty('id');
+    await expect(registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(compatible) }, { subject })).resolves.toHaveProperty(
+      'id',
+    );
 
     const breaking = { ...compatible, fields: [...compatible.fields, { name: 'mandatory', type: 'string' }] };
     await expect(registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(breaking) }, { subject })).rejects.toThrow();

@@ -33,9 +33,14 @@ describe('transactions on the real broker', () => {
   const round = (index: number, sendOffsets: (step: () => Promise<void>) => Promise<void>) =>
     inTransaction(producer, async (transaction) => {
       await sendOffsets(() =>
-        transaction.sendOffsets({ consumerGroupId: `int-transactions-group`, topics: [{ topic, partitions: [{ partition: 0, offset: String(index) }] }] }),
+        transaction.sendOffsets({
+          consumerGroupId: `int-transactions-group`,
+          topics: [{ topic, partitions: [{ partition: 0, offset: String(index) }] }],
+        }),
       );
-      await transaction.sendBatch({ topicMessages: [{ topic, messages: [0, 1, 2].map((partition) => ({ partition, key: String(index), value: 'x' })) }] });
+      await transaction.sendBatch({
+        topicMessages: [{ topic, messages: [0, 1, 2].map((partition) => ({ partition, key: String(index), value: 'x' })) }],
+      });
     });
 
   it('reproduces CONCURRENT_TRANSACTIONS on sendOffsets when it is not retried', async () => {

@@ -31,7 +31,8 @@ export async function readEvents(namespace: string, topic: TopicSpec): Promise<R
       .run({
         eachBatch: async ({ batch }) => {
           for (const message of batch.messages) {
-            if (message.value) events.push(await codec.decode(message.value, { topic: name, partition: batch.partition, offset: message.offset }));
+            if (message.value)
+              events.push(await codec.decode(message.value, { topic: name, partition: batch.partition, offset: message.offset }));
           }
         },
       })

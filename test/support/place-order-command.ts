@@ -2,7 +2,9 @@ import type { PlaceOrder } from '../../commands/oms/order.ts';
 import type { WithoutMetadata } from './decider-specification.ts';
 
 /** A PlaceOrder as the edge sends it for a plain checkout (no discount, shipping or tax); `data` overrides any field. */
-export const placeOrderCommand = (data: Pick<PlaceOrder['data'], 'orderId' | 'lines'> & Partial<PlaceOrder['data']>): WithoutMetadata<PlaceOrder> => ({
+export const placeOrderCommand = (
+  data: Pick<PlaceOrder['data'], 'orderId' | 'lines'> & Partial<PlaceOrder['data']>,
+): WithoutMetadata<PlaceOrder> => ({
   type: 'PlaceOrder',
   data: {
     idempotencyKey: 'k1',

@@ -16,7 +16,10 @@ export const isAcknowledged = (answer: Answer): boolean => answer.status >= 200 
 
 /** 503 with the API's one error body (README, Errors) and its `unavailable` code. */
 export const isUnavailable = (answer: Answer): boolean =>
-  answer.status === 503 && answer.code === 'unavailable' && typeof answer.body.error.message === 'string' && Array.isArray(answer.body.error.details);
+  answer.status === 503 &&
+  answer.code === 'unavailable' &&
+  typeof answer.body.error.message === 'string' &&
+  Array.isArray(answer.body.error.details);
 
 /** Sends one request and records what came back and when; never throws, never waits past `deadlineMs`. */
 export async function timedRequest(
@@ -39,16 +42,26 @@ export async function timedRequest(
       // not JSON: keep the text, so that a failure can show it
     }
     const code = typeof body?.error?.code === 'string' ? body.error.code : undefined;
-    return { what: request.what, sentAt, answeredAt: Date.now(), status: response.status, code, retryAfter: response.headers.get('retry-after'), body };
+    return {
+      what: request.what,
+      sentAt,
+      answeredAt: Date.now(),
+      status: response.status,
+      code,
+      retryAfter: response.headers.get('retry-after'),
+      body,
+    };
   } catch (error) {
     const cause = (error as Error & { cause?: { code?: string } }).cause?.code;
-    const failure = (error as Error).name === 'TimeoutError' ? `no answer within ${request.deadlineMs} ms` : (cause ?? (error as Error).message);
+    const failure =
+      (error as Error).name === 'TimeoutError' ? `no answer within ${request.deadlineMs} ms` : (cause ?? (error as Error).message);
     return { what: request.what, sentAt, answeredAt: Date.now(), status: 0, retryAfter: null, body: null, failure };
   }
 }
 
 /** `Retry-After` is delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export const validRetryAfter = (value: string | null): boolean => value !== null && (/^\d+$/.test(value.trim()) || !Number.isNaN(Date.parse(value)));
+export const validRetryAfter = (value: string | null): boolean =>
+  value !== null && (/^\d+$/.test(value.trim()) || !Number.isNaN(Date.parse(value)));
 
 /** The moments of one outage, and where a request falls in it. */
 export class OutageTimeline {
@@ -87,7 +100,10 @@ export class OutageTimeline {
             : t < this.back
               ? 'while starting again'
               : `${seconds(t - this.back)} after the return`;
-    const outcome = answer.status === 0 ? answer.failure : `${answer.status} ${answer.code ?? (answer.status < 300 ? '' : JSON.stringify(answer.body)?.slice(0, 200))}`.trim();
+    const outcome =
+      answer.status === 0
+        ? answer.failure
+        : `${answer.status} ${answer.code ?? (answer.status < 300 ? '' : JSON.stringify(answer.body)?.slice(0, 200))}`.trim();
     const retryAfter = answer.status === 503 ? `, Retry-After ${answer.retryAfter ?? 'missing'}` : '';
     return `${answer.what}, sent ${when}: ${outcome} in ${answer.answeredAt - answer.sentAt} ms${retryAfter}`;
   };
@@ -97,7 +113,10 @@ export class OutageTimeline {
  * Starts `send(i)` every `everyMs` without waiting for earlier ones (a client that keeps sending while the
  * service struggles), at most `max` times, until `enough()`; resolves with every answer once all have come back.
  */
-export async function sendSteadily<T extends Answer>(send: (i: number) => Promise<T>, opts: { everyMs: number; max: number; enough: () => boolean }): Promise<T[]> {
+export async function sendSteadily<T extends Answer>(
+  send: (i: number) => Promise<T>,
+  opts: { everyMs: number; max: number; enough: () => boolean },
+): Promise<T[]> {
   const sent: Promise<T>[] = [];
   for (let i = 0; i < opts.max && !opts.enough(); i++) {
     sent.push(send(i));
@@ -107,7 +126,10 @@ export async function sendSteadily<T extends Answer>(send: (i: number) => Promis
 }
 
 /** Probes `/health/ready` and `/health/live` every `everyMs` until `enough()`; the arrays fill as answers come. */
-export function probeHealth(baseUrl: string, opts: { everyMs: number; enough: () => boolean }): { ready: Answer[]; live: Answer[]; finished: Promise<void> } {
+export function probeHealth(
+  baseUrl: string,
+  opts: { everyMs: number; enough: () => boolean },
+): { ready: Answer[]; live: Answer[]; finished: Promise<void> } {
   const ready: Answer[] = [];
   const live: Answer[] = [];
   const probe = (path: string): Promise<Answer> => timedRequest(baseUrl, { what: `GET ${path}`, method: 'GET', path, deadlineMs: 3_000 });

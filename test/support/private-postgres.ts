@@ -1,6 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { binaries, clusterPid, clusterUrl, spawnCluster, stopPostgres, waitForCluster, type ClusterBinaries, type ClusterSite } from '../../stack/postgres/postgres.ts';
+import {
+  binaries,
+  clusterPid,
+  clusterUrl,
+  spawnCluster,
+  stopPostgres,
+  waitForCluster,
+  type ClusterBinaries,
+  type ClusterSite,
+} from '../../stack/postgres/postgres.ts';
 import { freePorts } from '../../stack/process-control.ts';
 import { claimPrivateDir } from './private-dir.ts';
 

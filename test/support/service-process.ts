@@ -64,17 +64,30 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
 
   const launch = async () => {
     // A restart must be answered by the new process, never by a survivor of the old one.
-    if (await fetch(`${baseUrl}/health`).then(() => true, () => false)) throw new Error(`${baseUrl} is still served by an earlier process`);
+    if (
+      await fetch(`${baseUrl}/health`).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new Error(`${baseUrl} is still served by an earlier process`);
     const log = createWriteStream(join(logDir, `${namespace}.log`), { flags: 'a' });
     // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
-    child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'server.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'server.ts')], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     const started = child;
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
       if (started.exitCode !== null) throw new Error(`service exited with ${started.exitCode}; see ${logDir}/${namespace}.log`);
-      const ok = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${baseUrl}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

@@ -10,10 +10,14 @@ const create: WithoutMetadata<BrandCommand> = { type: 'CreateBrand', data };
 
 describe('brand decider', () => {
   it('creates a brand', () => {
-    given().when(create).then([{ type: 'BrandCreated', data }]);
+    given()
+      .when(create)
+      .then([{ type: 'BrandCreated', data }]);
   });
 
   it('refuses to create the same brand twice', () => {
-    given([{ type: 'BrandCreated', data }]).when(create).thenThrows(ConflictError);
+    given([{ type: 'BrandCreated', data }])
+      .when(create)
+      .thenThrows(ConflictError);
   });
 });

@@ -45,7 +45,13 @@ describe('consumed offsets', () => {
 
   it('commits past the last message of each topic and partition, the highest when one appears twice', () => {
     expect(consumedOffsets([batch('a', 0, '4'), batch('a', 1, '9'), batch('b', 0, '0'), batch('a', 0, '7')])).toEqual([
-      { topic: 'a', partitions: [{ partition: 0, offset: '8' }, { partition: 1, offset: '10' }] },
+      {
+        topic: 'a',
+        partitions: [
+          { partition: 0, offset: '8' },
+          { partition: 1, offset: '10' },
+        ],
+      },
       { topic: 'b', partitions: [{ partition: 0, offset: '1' }] },
     ]);
   });

@@ -5,7 +5,11 @@ import type { CommandMetadata } from '../../ledger/message.ts';
 import { metadata } from '../support/command-metadata.ts';
 
 const t0 = metadata.issuedAt;
-const keyed = (key: string, requestHash: string, issuedAt = t0): CommandMetadata => ({ ...metadata, issuedAt, idempotency: { key, requestHash } });
+const keyed = (key: string, requestHash: string, issuedAt = t0): CommandMetadata => ({
+  ...metadata,
+  issuedAt,
+  idempotency: { key, requestHash },
+});
 
 describe('idempotent requests', () => {
   it('remembers an accepted request with its hash and time, and nothing for a request without a key', () => {
@@ -23,7 +27,9 @@ describe('idempotent requests', () => {
     const { requests } = rememberRequest(undefined, keyed('k1', 'h1'));
     const reuse = () => isReplay(requests, keyed('k1', 'h2'));
     expect(reuse).toThrow(ConflictError);
-    expect(reuse).toThrow(expect.objectContaining({ details: [{ path: 'headers.idempotency-key', message: 'already used with a different request' }] }));
+    expect(reuse).toThrow(
+      expect.objectContaining({ details: [{ path: 'headers.idempotency-key', message: 'already used with a different request' }] }),
+    );
   });
 
   it('decides afresh a request without a key, with another key, or in an aggregate that never remembered one', () => {

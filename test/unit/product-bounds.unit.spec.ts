@@ -7,7 +7,10 @@ const given = DeciderSpecification.for(productDecider);
 
 const productId = '44444444-4444-4444-8444-444444444444';
 
-const created: ProductEvent = { type: 'ProductCreated', data: { productId, title: 'Mug', description: null, category: null, status: 'ACTIVE' } };
+const created: ProductEvent = {
+  type: 'ProductCreated',
+  data: { productId, title: 'Mug', description: null, category: null, status: 'ACTIVE' },
+};
 const media = (sortOrder: number): WithoutMetadata<ProductCommand> => ({
   type: 'AddMedia',
   data: { productId, mediaId: `m${sortOrder}`, variantId: null, url: 'https://cdn.example.com/m.png', altText: null, sortOrder },
@@ -26,7 +29,8 @@ describe('product decider bounds', () => {
   });
 
   it('takes variant prices of 0 ≤ price < 10^12 with at most 6 places, or none', () => {
-    for (const price of [null, '0.00', '19.99', '5', '999999999999.999999']) expect(given([created]).when(variant(price)).events(), String(price)).toHaveLength(1);
+    for (const price of [null, '0.00', '19.99', '5', '999999999999.999999'])
+      expect(given([created]).when(variant(price)).events(), String(price)).toHaveLength(1);
     for (const price of ['1000000000000.00', '-1.00', '1.1234567', '1e3', '', 'free']) {
       given([created]).when(variant(price)).thenThrows(ValidationError);
     }

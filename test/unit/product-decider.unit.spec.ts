@@ -14,11 +14,15 @@ const created: ProductEvent = {
 
 describe('product decider', () => {
   it('creates an ACTIVE product', () => {
-    given().when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: 'kitchen' } }).then([created]);
+    given()
+      .when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: 'kitchen' } })
+      .then([created]);
   });
 
   it('refuses to create the same product twice', () => {
-    given([created]).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } }).thenThrows(ConflictError);
+    given([created])
+      .when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } })
+      .thenThrows(ConflictError);
   });
 
   it('records only the fields that change, with their previous values', () => {
@@ -39,16 +43,25 @@ describe('product decider', () => {
   });
 
   it('records nothing for an update that changes nothing', () => {
-    given([created]).when({ type: 'UpdateProduct', data: { productId, title: 'Mug' } }).thenNothingHappened();
+    given([created])
+      .when({ type: 'UpdateProduct', data: { productId, title: 'Mug' } })
+      .thenNothingHappened();
   });
 
   it('clears an optional field with null', () => {
-    const [event] = given([created]).when({ type: 'UpdateProduct', data: { productId, category: null } }).events();
-    expect(event).toEqual({ type: 'ProductUpdated', data: { productId, changes: [{ field: 'category', previous: 'kitchen', current: null }] } });
+    const [event] = given([created])
+      .when({ type: 'UpdateProduct', data: { productId, category: null } })
+      .events();
+    expect(event).toEqual({
+      type: 'ProductUpdated',
+      data: { productId, changes: [{ field: 'category', previous: 'kitchen', current: null }] },
+    });
   });
 
   it('refuses to update, delete or add a variant to a product that does not exist', () => {
-    given().when({ type: 'UpdateProduct', data: { productId, title: 'x' } }).thenThrows(NotFoundError);
+    given()
+      .when({ type: 'UpdateProduct', data: { productId, title: 'x' } })
+      .thenThrows(NotFoundError);
     given().when({ type: 'DeleteProduct', data: { productId } }).thenThrows(NotFoundError);
     const variant = { productId, variantId: 'v1', sku: null, barcode: null, price: '1.00', currency: 'USD' };
     given().when({ type: 'AddVariant', data: variant }).thenThrows(NotFoundError);
@@ -62,14 +75,18 @@ describe('product decider', () => {
     const deleted: ProductEvent = { type: 'ProductDeleted', data: { productId, variantIds: ['v1'] } };
     given([created, variantAdded]).when({ type: 'DeleteProduct', data: { productId } }).then([deleted]);
     given([created, variantAdded, deleted]).when({ type: 'DeleteProduct', data: { productId } }).thenThrows(NotFoundError);
-    given([created, deleted]).when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } }).thenThrows(ConflictError);
+    given([created, deleted])
+      .when({ type: 'CreateProduct', data: { productId, title: 'Mug', description: null, category: null } })
+      .thenThrows(ConflictError);
   });
 
   it('adds a variant with its exact price and refuses a duplicate variant id', () => {
     const data = { productId, variantId: 'v1', sku: 'MUG-1', barcode: '4006381333931', price: '19.99', currency: 'EUR' };
     const events = given([created]).when({ type: 'AddVariant', data }).events();
     expect(events).toEqual([{ type: 'VariantAdded', data }]);
-    given([created, ...events]).when({ type: 'AddVariant', data }).thenThrows(ConflictError);
+    given([created, ...events])
+      .when({ type: 'AddVariant', data })
+      .thenThrows(ConflictError);
   });
 
   it('carries sku, brand and template, and records their changes', () => {
@@ -82,20 +99,29 @@ describe('product decider', () => {
   });
 
   it('attaches media to the product or one of its own variants', () => {
-    const variantAdded: ProductEvent = { type: 'VariantAdded', data: { productId, variantId: 'v1', sku: null, barcode: null, price: null, currency: null } };
+    const variantAdded: ProductEvent = {
+      type: 'VariantAdded',
+      data: { productId, variantId: 'v1', sku: null, barcode: null, price: null, currency: null },
+    };
     const media = { productId, mediaId: 'm1', variantId: 'v1', url: 'https://cdn.example.com/a.png', altText: null, sortOrder: 0 };
     const events = given([created, variantAdded]).when({ type: 'AddMedia', data: media }).events();
     expect(events).toEqual([{ type: 'MediaAdded', data: media }]);
-    given([created, variantAdded, ...events]).when({ type: 'AddMedia', data: media }).thenThrows(ConflictError);
+    given([created, variantAdded, ...events])
+      .when({ type: 'AddMedia', data: media })
+      .thenThrows(ConflictError);
     given([created]).when({ type: 'AddMedia', data: media }).thenThrows(NotFoundError);
-    given().when({ type: 'AddMedia', data: { ...media, variantId: null } }).thenThrows(NotFoundError);
+    given()
+      .when({ type: 'AddMedia', data: { ...media, variantId: null } })
+      .thenThrows(NotFoundError);
   });
 
   it('carries attribute values, sets and removes them by attribute id, and records only real changes', () => {
     const data = { productId, title: 'Mug', description: null, category: null, attributes: { a1: '12.5', a2: 'red' } };
     const [withValues] = given().when({ type: 'CreateProduct', data }).events();
     expect(withValues).toEqual({ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } });
-    const events = given([withValues as ProductEvent]).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a2: null, a3: 'stoneware' } } }).events();
+    const events = given([withValues as ProductEvent])
+      .when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a2: null, a3: 'stoneware' } } })
+      .events();
     expect(events).toEqual([
       {
         type: 'ProductUpdated',
@@ -113,12 +139,17 @@ describe('product decider', () => {
     expect(state).toMatchObject({ status: 'Existing', attributes: { a1: '12.5', a3: 'stoneware' } });
     expect(state.status === 'Existing' && Object.keys(state.attributes).sort()).toEqual(['a1', 'a3']);
     // Setting the same values, or removing one never set, changes nothing.
-    given([withValues as ProductEvent]).when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a9: null } } }).thenNothingHappened();
+    given([withValues as ProductEvent])
+      .when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a9: null } } })
+      .thenNothingHappened();
   });
 
   it('reads events from before attribute values as carrying none', () => {
     expect(evolve(initialState(), created)).toMatchObject({ attributes: {} });
-    const updated: ProductEvent = { type: 'ProductUpdated', data: { productId, changes: [{ field: 'title', previous: 'Mug', current: 'Cup' }] } };
+    const updated: ProductEvent = {
+      type: 'ProductUpdated',
+      data: { productId, changes: [{ field: 'title', previous: 'Mug', current: 'Cup' }] },
+    };
     expect([created, updated].reduce(evolve, initialState())).toMatchObject({ title: 'Cup', attributes: {} });
   });
 });

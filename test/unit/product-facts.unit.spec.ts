@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { decide as decideProduct, evolve as evolveProduct, initialState as noProduct, type Product, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
+import {
+  decide as decideProduct,
+  evolve as evolveProduct,
+  initialState as noProduct,
+  type Product,
+  type ProductCommand,
+  type ProductEvent,
+} from '../../commands/catalog/product.ts';
 import { factsOfRecord, type ProductRecord, type VariantRecord } from '../../commands/quality/product-facts.ts';
-import { decide as decideQuality, evolve as evolveQuality, initialState as noQuality, type ProductQuality } from '../../commands/quality/product-quality.ts';
+import {
+  decide as decideQuality,
+  evolve as evolveQuality,
+  initialState as noQuality,
+  type ProductQuality,
+} from '../../commands/quality/product-quality.ts';
 import { qualityScore, type ProductFacts } from '../../commands/quality/quality-score.ts';
 import type { CommandMetadata } from '../../ledger/message.ts';
 import { metadata } from '../support/command-metadata.ts';
@@ -89,11 +101,18 @@ function assessBothWays(steps: Step[], productId = 'p1', meta: CommandMetadata =
       quality = decided.reduce(evolveQuality, quality);
       const assessed = decided.find((e) => e.type === 'ProductQualityAssessed');
       if (!assessed) throw new Error(`no assessment of ${event.type}`);
-      const { deleted, score, sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds } = assessed.data;
+      const { deleted, score, sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds } =
+        assessed.data;
       const facts = { sku, hasDescription, hasCategory, hasBrand, hasMedia, variants, templateId, filledAttributeIds };
       byDecider.push(comparable(deleted ? 'gone' : { facts, score }));
       const projected = record && factsOfRecord(record);
-      byProjection.push(comparable(projected ? { facts: projected, score: qualityScore(projected, record?.templateId ? templates[record.templateId] : undefined) } : 'gone'));
+      byProjection.push(
+        comparable(
+          projected
+            ? { facts: projected, score: qualityScore(projected, record?.templateId ? templates[record.templateId] : undefined) }
+            : 'gone',
+        ),
+      );
     }
   }
   return { byDecider, byProjection };
@@ -135,7 +154,7 @@ const histories: Record<string, Step[]> = {
   'a product deleted': [create({ description: 'd', sku: 'S' }), variant('v1', { sku: 'S' }), media('m1'), remove()],
 };
 
-describe('a product\'s quality facts: the decider and the catalog projection agree', () => {
+describe("a product's quality facts: the decider and the catalog projection agree", () => {
   for (const [name, steps] of Object.entries(histories)) {
     it(name, () => {
       const { byDecider, byProjection } = assessBothWays(steps);

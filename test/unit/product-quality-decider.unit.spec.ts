@@ -11,9 +11,15 @@ const given = DeciderSpecification.for(productQualityDecider);
 const namespace = qualityNamespaceOf(metadata.tenantId, metadata.orgId);
 
 /** Feeds one product's catalog changes one by one, as the validation router does. */
-const run = (productId: string, changes: ProductEvent[]) => given().whenInTurn(changes.map((change) => ({ type: 'AssessCatalogChange', data: { productId, change } })));
+const run = (productId: string, changes: ProductEvent[]) =>
+  given().whenInTurn(changes.map((change) => ({ type: 'AssessCatalogChange', data: { productId, change } })));
 
-const created = (productId: string, description: string | null = null, category: string | null = null, extra: Partial<Extract<ProductEvent, { type: 'ProductCreated' }>['data']> = {}): ProductEvent => ({
+const created = (
+  productId: string,
+  description: string | null = null,
+  category: string | null = null,
+  extra: Partial<Extract<ProductEvent, { type: 'ProductCreated' }>['data']> = {},
+): ProductEvent => ({
   type: 'ProductCreated',
   data: { productId, title: 'T', description, category, status: 'ACTIVE', ...extra },
 });
@@ -21,8 +27,10 @@ const variant = (productId: string, variantId: string, sku: string | null, barco
   type: 'VariantAdded',
   data: { productId, variantId, sku, barcode, price: '9.50', currency: 'EUR' },
 });
-const raisedTypes = (events: ProductQualityEvent[]) => events.flatMap((e) => (e.type === 'ValidationIssueRaised' ? [`${e.data.productId}:${e.data.issueType}`] : []));
-const resolvedIds = (events: ProductQualityEvent[]) => events.flatMap((e) => (e.type === 'ValidationIssueResolved' ? [e.data.issueId] : []));
+const raisedTypes = (events: ProductQualityEvent[]) =>
+  events.flatMap((e) => (e.type === 'ValidationIssueRaised' ? [`${e.data.productId}:${e.data.issueType}`] : []));
+const resolvedIds = (events: ProductQualityEvent[]) =>
+  events.flatMap((e) => (e.type === 'ValidationIssueResolved' ? [e.data.issueId] : []));
 const assessed = (events: ProductQualityEvent[] | undefined) => events?.find((e) => e.type === 'ProductQualityAssessed')?.data;
 
 const bare = { sku: null, hasBrand: false, hasMedia: false, templateId: null, filledAttributeIds: [] };
@@ -32,10 +40,23 @@ describe('product-quality decider', () => {
     const { events, state } = run('p1', [created('p1')]);
     expect(events[0]?.[0]).toEqual({
       type: 'ProductQualityAssessed',
-      data: { qualityId: 'p1', productId: 'p1', deleted: false, score: 10, releasedSkus: [], requiredAttributeIds: null, ...bare, hasDescription: false, hasCategory: false, variants: [] },
+      data: {
+        qualityId: 'p1',
+        productId: 'p1',
+        deleted: false,
+        score: 10,
+        releasedSkus: [],
+        requiredAttributeIds: null,
+        ...bare,
+        hasDescription: false,
+        hasCategory: false,
+        variants: [],
+      },
     });
     expect(raisedTypes(events[0] ?? [])).toEqual(['p1:MISSING_DESCRIPTION', 'p1:LOW_QUALITY_SCORE']);
-    expect(Object.keys(state.open).sort()).toEqual([issueIdOf(namespace, 'MISSING_DESCRIPTION', 'p1'), issueIdOf(namespace, 'LOW_QUALITY_SCORE', 'p1')].sort());
+    expect(Object.keys(state.open).sort()).toEqual(
+      [issueIdOf(namespace, 'MISSING_DESCRIPTION', 'p1'), issueIdOf(namespace, 'LOW_QUALITY_SCORE', 'p1')].sort(),
+    );
   });
 
   it('resolves the issues when the description arrives, and raises nothing twice', () => {
@@ -45,7 +66,9 @@ describe('product-quality decider', () => {
       { type: 'ProductUpdated', data: { productId: 'p1', changes: [{ field: 'description', previous: null, current: 'now' }] } },
     ]);
     expect(raisedTypes(events[1] ?? [])).toEqual([]);
-    expect(resolvedIds(events[2] ?? []).sort()).toEqual([issueIdOf(namespace, 'MISSING_DESCRIPTION', 'p1'), issueIdOf(namespace, 'LOW_QUALITY_SCORE', 'p1')].sort());
+    expect(resolvedIds(events[2] ?? []).sort()).toEqual(
+      [issueIdOf(namespace, 'MISSING_DESCRIPTION', 'p1'), issueIdOf(namespace, 'LOW_QUALITY_SCORE', 'p1')].sort(),
+    );
   });
 
   it('names the SKUs a change releases, all of them on deletion, and resolves every issue of a deleted product', () => {
@@ -58,21 +81,30 @@ describe('product-quality decider', () => {
     ]);
     expect(events.map((e) => assessed(e)?.releasedSkus)).toEqual([[], [], [], ['OWN'], ['NEW', 'S1']]);
     expect(assessed(events[4])).toMatchObject({ deleted: true, score: 0, sku: null, variants: [] });
-    expect(resolvedIds(events[4] ?? []).sort()).toEqual([issueIdOf(namespace, 'MISSING_DESCRIPTION', 'a'), issueIdOf(namespace, 'LOW_QUALITY_SCORE', 'a')].sort());
+    expect(resolvedIds(events[4] ?? []).sort()).toEqual(
+      [issueIdOf(namespace, 'MISSING_DESCRIPTION', 'a'), issueIdOf(namespace, 'LOW_QUALITY_SCORE', 'a')].sort(),
+    );
     expect(state).toEqual({ facts: null, requiredAttributeIds: null, open: {} });
   });
 
   it("counts a product's own brand and media", () => {
     const { events } = run('a', [
       created('a', 'd', 'c', { sku: 'S', brand: 'B' }),
-      { type: 'MediaAdded', data: { productId: 'a', mediaId: 'm', variantId: null, url: 'https://x.example/a', altText: null, sortOrder: 0 } },
+      {
+        type: 'MediaAdded',
+        data: { productId: 'a', mediaId: 'm', variantId: null, url: 'https://x.example/a', altText: null, sortOrder: 0 },
+      },
     ]);
     expect(assessed(events[0])).toMatchObject({ score: 55, hasBrand: true, sku: 'S' });
     expect(assessed(events[1])).toMatchObject({ score: 65, hasMedia: true });
   });
 
   it('flags an invalid barcode per variant, and not a valid one', () => {
-    const { events } = run('p', [created('p', 'd', 'c'), variant('p', 'v1', null, '4006381333931'), variant('p', 'v2', null, '4006381333932')]);
+    const { events } = run('p', [
+      created('p', 'd', 'c'),
+      variant('p', 'v1', null, '4006381333931'),
+      variant('p', 'v2', null, '4006381333932'),
+    ]);
     expect(raisedTypes(events[1] ?? [])).toEqual([]);
     expect(events[2]?.find((e) => e.type === 'ValidationIssueRaised')).toMatchObject({
       data: { issueType: 'INVALID_BARCODE', severity: 'ERROR', issueId: issueIdOf(namespace, 'INVALID_BARCODE', 'v2') },
@@ -81,27 +113,55 @@ describe('product-quality decider', () => {
 
   it('ignores changes to a product it never saw created, and converges on replay', () => {
     expect(run('x', [{ type: 'ProductUpdated', data: { productId: 'x', changes: [] } }]).events[0]).toEqual([]);
-    const changes = [created('a'), variant('a', 'va', 'S'), variant('a', 'vb', 'S', '123'), { type: 'ProductDeleted', data: { productId: 'a', variantIds: ['va', 'vb'] } } as ProductEvent];
+    const changes = [
+      created('a'),
+      variant('a', 'va', 'S'),
+      variant('a', 'vb', 'S', '123'),
+      { type: 'ProductDeleted', data: { productId: 'a', variantIds: ['va', 'vb'] } } as ProductEvent,
+    ];
     expect(run('a', changes).state).toEqual(run('a', changes).state);
   });
 
   it('scores by the documented rule set', () => {
     expect(qualityScore({ ...bare, hasDescription: false, hasCategory: false, variants: [] })).toBe(10);
     expect(qualityScore({ ...bare, hasDescription: true, hasCategory: true, variants: [] })).toBe(45);
-    expect(qualityScore({ ...bare, hasDescription: true, hasCategory: true, variants: [{ variantId: 'v', sku: null, barcode: '96385074', priced: true }] })).toBe(70);
-    expect(qualityScore({ ...bare, hasDescription: true, hasCategory: true, variants: [{ variantId: 'v', sku: null, barcode: '96385075', priced: true }] })).toBe(60);
+    expect(
+      qualityScore({
+        ...bare,
+        hasDescription: true,
+        hasCategory: true,
+        variants: [{ variantId: 'v', sku: null, barcode: '96385074', priced: true }],
+      }),
+    ).toBe(70);
+    expect(
+      qualityScore({
+        ...bare,
+        hasDescription: true,
+        hasCategory: true,
+        variants: [{ variantId: 'v', sku: null, barcode: '96385075', priced: true }],
+      }),
+    ).toBe(60);
   });
 
   describe("the template's required attributes", () => {
-    const templated = (productId: string, attributes: Record<string, string>, required: string[] | undefined = ['a1', 'a2']): ProductEvent =>
-      created(productId, null, null, { templateId: 'tpl', templateRequiredAttributeIds: required, attributes });
+    const templated = (
+      productId: string,
+      attributes: Record<string, string>,
+      required: string[] | undefined = ['a1', 'a2'],
+    ): ProductEvent => created(productId, null, null, { templateId: 'tpl', templateRequiredAttributeIds: required, attributes });
     const scores = (events: ProductQualityEvent[][]) => events.map((e) => assessed(e)?.score);
 
     it('earns 10 points once every required attribute has a value, and loses them when one is removed', () => {
       const { events, state } = run('p', [
         templated('p', { a1: '1' }),
-        { type: 'ProductUpdated', data: { productId: 'p', changes: [], attributeChanges: [{ attributeId: 'a2', previous: null, current: 'red' }] } },
-        { type: 'ProductUpdated', data: { productId: 'p', changes: [], attributeChanges: [{ attributeId: 'a1', previous: '1', current: null }] } },
+        {
+          type: 'ProductUpdated',
+          data: { productId: 'p', changes: [], attributeChanges: [{ attributeId: 'a2', previous: null, current: 'red' }] },
+        },
+        {
+          type: 'ProductUpdated',
+          data: { productId: 'p', changes: [], attributeChanges: [{ attributeId: 'a1', previous: '1', current: null }] },
+        },
       ]);
       expect(scores(events)).toEqual([10, 20, 10]);
       expect(state).toMatchObject({ facts: { templateId: 'tpl', filledAttributeIds: ['a2'] }, requiredAttributeIds: ['a1', 'a2'] });
@@ -110,7 +170,14 @@ describe('product-quality decider', () => {
     it('takes the requirements that come with a new template link, and drops them with the link', () => {
       const { events, state } = run('p', [
         created('p', null, null, { attributes: { a1: 'x' } }),
-        { type: 'ProductUpdated', data: { productId: 'p', changes: [{ field: 'templateId', previous: null, current: 'tpl' }], templateRequiredAttributeIds: ['a1'] } },
+        {
+          type: 'ProductUpdated',
+          data: {
+            productId: 'p',
+            changes: [{ field: 'templateId', previous: null, current: 'tpl' }],
+            templateRequiredAttributeIds: ['a1'],
+          },
+        },
         { type: 'ProductUpdated', data: { productId: 'p', changes: [{ field: 'description', previous: null, current: 'd' }] } },
         { type: 'ProductUpdated', data: { productId: 'p', changes: [{ field: 'templateId', previous: 'tpl', current: null }] } },
       ]);

@@ -20,8 +20,21 @@ const envelope = {
 const assessed = (data: Partial<ProductQualityAssessed['data']>): RecordedEvent => ({
   type: 'ProductQualityAssessed',
   data: {
-    qualityId: 'p', productId: 'p', deleted: false, score: 10, releasedSkus: [], requiredAttributeIds: null, sku: null,
-    hasDescription: false, hasCategory: false, hasBrand: false, hasMedia: false, variants: [], templateId: null, filledAttributeIds: [], ...data,
+    qualityId: 'p',
+    productId: 'p',
+    deleted: false,
+    score: 10,
+    releasedSkus: [],
+    requiredAttributeIds: null,
+    sku: null,
+    hasDescription: false,
+    hasCategory: false,
+    hasBrand: false,
+    hasMedia: false,
+    variants: [],
+    templateId: null,
+    filledAttributeIds: [],
+    ...data,
   },
   envelope,
   position: { topic: 'quality.product.events.v1', partition: 0, offset: '0' },
@@ -46,6 +59,8 @@ describe('sku route', () => {
 
   it('routes nothing for a product without SKUs, or for issue events', () => {
     expect(skuRoute.route(assessed({}))).toEqual([]);
-    expect(skuRoute.route({ ...assessed({}), type: 'ValidationIssueResolved', data: { qualityId: 'p', issueId: 'i', productId: 'p' } })).toEqual([]);
+    expect(
+      skuRoute.route({ ...assessed({}), type: 'ValidationIssueResolved', data: { qualityId: 'p', issueId: 'i', productId: 'p' } }),
+    ).toEqual([]);
   });
 });

@@ -12,10 +12,14 @@ describe('npm run token', () => {
     const tenant = randomUUID();
     const org = randomUUID();
     const secret = 'a-secret-for-this-test-0123456789';
-    const token = execFileSync(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'token.ts'), '--tenant', tenant, '--org', org, '--email', 'dev@example.com'], {
-      env: { ...process.env, AUTH_DEV_SECRET: secret },
-      encoding: 'utf8',
-    }).trim();
+    const token = execFileSync(
+      join(root, 'node_modules', '.bin', 'tsx'),
+      [join(root, 'bin', 'token.ts'), '--tenant', tenant, '--org', org, '--email', 'dev@example.com'],
+      {
+        env: { ...process.env, AUTH_DEV_SECRET: secret },
+        encoding: 'utf8',
+      },
+    ).trim();
     const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(secret));
     expect(protectedHeader.alg).toBe('HS256');
     expect(payload).toMatchObject({ tenant_id: tenant, org_id: org, email: 'dev@example.com' });
