@@ -13,12 +13,11 @@ import type { Logger } from './logger.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
+import { readinessOf, type Readiness } from './readiness.ts';
 import { Supervisor, type Part } from './supervisor.ts';
 
 /** What the ledger runs, composed by the caller: the aggregates' single writers, the stream processors and the read models. */
 export type LedgerModules = { aggregates: readonly SomeAggregate[]; routes: readonly EventRoute[]; projections: readonly Projection[] };
-
-export type Readiness = { ready: boolean; failing: string[]; checks: Record<string, { ok: boolean } & Record<string, unknown>> };
 
 export type Runtime = {
   kafka: Kafka;
@@ -30,11 +29,6 @@ export type Runtime = {
   readiness: () => Readiness;
   stop: () => Promise<void>;
 };
-
-/** Readiness holds a projection back when it is this many events behind the end of its topics. */
-const READY_LAG_LIMIT = 10_000;
-/** A part that failed this recently is not ready yet, even if it runs again: it may be failing in a loop. */
-const RECENT_FAILURE_MS = 10_000;
 
 /** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
 export async function startRuntime(config: Config, logger: Logger, { aggregates, routes, projections }: LedgerModules): Promise<Runtime> {
@@ -118,27 +112,13 @@ export async function startRuntime(config: Config, logger: Logger, { aggregates,
       if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
     });
 
-    const readiness = (): Readiness => {
-      const checks: Readiness['checks'] = { ...dependencies.checks() };
-      for (const supervisor of supervisors) {
-        const { name, state, restarts, lastFailureAt, lastError } = supervisor.status();
-        checks[name] = {
-          ok: state === 'running' && Date.now() - lastFailureAt > RECENT_FAILURE_MS,
-          state,
-          restarts,
-          ...(lastFailureAt > 0 ? { lastFailureAt: new Date(lastFailureAt).toISOString(), lastError } : {}),
-        };
-      }
-      checks['progress-listener'] = { ok: waiter.listening() };
-      for (const { name, runner } of runners) {
-        const lag = runner.lagBehind();
-        checks[`projection-${name}-lag`] = { ok: lag <= READY_LAG_LIMIT, events: lag, limit: READY_LAG_LIMIT };
-      }
-      const failing = Object.entries(checks)
-        .filter(([, check]) => !check.ok)
-        .map(([name]) => name);
-      return { ready: failing.length === 0, failing, checks };
-    };
+    const readiness = () =>
+      readinessOf({
+        dependencies,
+        supervisors,
+        listening: () => waiter.listening(),
+        lags: runners.map(({ name, runner }) => ({ projection: name, lagBehind: () => runner.lagBehind() })),
+      });
 
     const stop = async () => {
       for (const stopOne of stops.reverse()) await stopOne().catch((err: unknown) => logger.warn({ err }, 'stop failed'));

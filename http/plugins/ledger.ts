@@ -8,7 +8,8 @@ import { deserializeDomainError } from '../../ledger/errors.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Command, CommandInput, Event, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
 import type { DependencyName } from '../../ledger/dependencies.ts';
-import { startRuntime, type LedgerModules, type Readiness } from '../../ledger/runtime.ts';
+import type { Readiness } from '../../ledger/readiness.ts';
+import { startRuntime, type LedgerModules } from '../../ledger/runtime.ts';
 import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 
 /**
