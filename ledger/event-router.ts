@@ -37,8 +37,34 @@ const COMMAND_ID_NAMESPACE = '0c7f6c2e-3f1b-4a9e-9a4f-2f6c1d8e7b55';
 
 export type RouterDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger; maxRecordBytes: number };
 
+type Consumed = { topic: string; partition: number; lastOffset: () => string };
 /** One consumed event and the command records it leads to. */
-type Routed = { consumed: { topic: string; partition: number; lastOffset: () => string }; commands: { topic: string; record: Message }[] };
+type Routed = { consumed: Consumed; commands: { topic: string; record: Message }[] };
+
+/** Offsets of rounds that wrote nothing, waiting to be committed with a later transaction. */
+export class HeldOffsets {
+  private held: Consumed[] = [];
+  private since?: number;
+
+  constructor(private readonly maxHoldMs = 1_000) {}
+
+  /** Whether the oldest held offsets have waited long enough that this round should commit even without output. */
+  due(now: number): boolean {
+    return this.since !== undefined && now - this.since >= this.maxHoldMs;
+  }
+
+  hold(consumed: Consumed[], now: number): void {
+    this.held.push(...consumed);
+    this.since ??= now;
+  }
+
+  take(): Consumed[] {
+    const held = this.held;
+    this.held = [];
+    this.since = undefined;
+    return held;
+  }
+}
 
 /**
  * Runs an EventRoute: the commands of a batch and the consumed offsets commit in one Kafka
@@ -54,6 +80,7 @@ export class EventRouter {
   private readonly group = new GroupCommit<Batch>((batches) => this.rounds.run(() => this.routeAndCommit(batches)));
   private readonly rounds: StopOnFailure;
   private readonly committed = new CommittedPositions();
+  private readonly held = new HeldOffsets();
 
   constructor(
     private readonly deps: RouterDeps,
@@ -68,6 +95,7 @@ export class EventRouter {
   async start(): Promise<void> {
     const { kafka, namespace } = this.deps;
     this.rounds.reset();
+    this.held.take();
     const producer = transactionalProducer(kafka, this.groupId);
     this.producer = producer;
     await producer.connect();
@@ -115,13 +143,20 @@ export class EventRouter {
     }
     const weight = (r: Routed) => r.commands.reduce((sum, c) => sum + recordBytes(c.record), 0);
     for (const round of chunkBySize(routed, weight, this.deps.maxRecordBytes)) {
-      await this.commitRound(producer, round);
-      this.committed.advance(round.map((r) => r.consumed));
+      const consumed = round.map((r) => r.consumed);
+      if (round.every((r) => r.commands.length === 0) && !this.held.due(Date.now())) {
+        // Nothing to write: no transaction. The offsets go with the next one (a crash re-reads these events, which lead
+        // to nothing again), or with an offsets-only one at most once a second.
+        this.held.hold(consumed, Date.now());
+      } else {
+        await this.commitRound(producer, round, this.held.take());
+      }
+      this.committed.advance(consumed);
     }
   }
 
-  /** The commands of a run of events and those events' offsets, in one transaction. */
-  private async commitRound(producer: Producer, round: Routed[]): Promise<void> {
+  /** The commands of a run of events and those events' offsets (and any held ones), in one transaction. */
+  private async commitRound(producer: Producer, round: Routed[], held: Consumed[]): Promise<void> {
     const byTopic = new Map<string, Message[]>();
     for (const { topic, record } of round.flatMap((r) => r.commands)) {
       const messages = byTopic.get(topic) ?? [];
@@ -134,7 +169,7 @@ export class EventRouter {
         await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
       }
       await retryTransient(() =>
-        transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(round.map((r) => r.consumed)) }),
+        transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) }),
       );
     });
   }
