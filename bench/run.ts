@@ -4,69 +4,71 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { ensureStack } from '../stack/stack.ts';
+import { brokerPid } from '../stack/kafka/kafka.ts';
+import { ensureStack, stackDir } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { orderRequest, stocked } from '../test/support/orders.ts';
-import { startServiceProcess } from '../test/support/service-process.ts';
+import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
+import { commandCpu, cpuBetween, DatabaseBackends, findPid, machineCpu, processCpu, readCpu, type CpuReading } from './cpu.ts';
+import { percentOfCore, printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
+import { expectStatus, measure, opsPerSecond, printFigures } from './measure.ts';
+import { startPostgresBaseline } from './postgres-baseline.ts';
 
 /**
- * Each figure of the service is printed beside a baseline measured in the same run on the same
- * machine: a bare fastify route for HTTP, a raw kafkajs produce→consume round trip for Kafka.
+ * Each figure of the service is printed beside a baseline measured in the same run on the same machine: a bare
+ * fastify route for HTTP, a raw kafkajs produce→consume round trip for Kafka, a bare fastify route over Postgres
+ * (insert the product row, read it back) for what users would pick instead; and the CPU each costs, by process.
  */
-type Figures = { name: string; count: number; seconds: number; p50: number; p99: number };
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-async function measure(name: string, count: number, concurrency: number, once: (i: number) => Promise<void>): Promise<Figures> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t0 = performance.now();
-        await once(i);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { name, count, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
-
-const print = (rows: Figures[]) => {
-  console.log(`${'measurement'.padEnd(58)} ${'ops'.padStart(6)} ${'ops/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}`);
-  for (const r of rows) {
-    console.log(
-      `${r.name.padEnd(58)} ${String(r.count).padStart(6)} ${(r.count / r.seconds).toFixed(0).padStart(8)} ${r.p50.toFixed(1).padStart(8)} ${r.p99.toFixed(1).padStart(8)}`,
-    );
-  }
-};
-
-async function expectStatus(response: Promise<Response>, status: number): Promise<void> {
-  const r = await response;
-  await r.arrayBuffer();
-  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}`);
-}
-
 const stack = await ensureStack({ log: () => undefined });
-const rows: Figures[] = [];
 const N = Number(process.env.BENCH_REQUESTS ?? 1000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+
+// The processes whose CPU is read from /proc.
+const running: { service?: Service } = {}; // from when the service has started
+const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
+const registryPid = findPid('quarkus-run.jar');
+const backends = new DatabaseBackends();
+const sources = [
+  processCpu('bench', () => process.pid),
+  processCpu('service', () => running.service?.pid()),
+  processCpu('kafka', () => kafkaPid),
+  commandCpu('postgres', 'postgres'),
+  backends.source('pg: run db'),
+  processCpu('registry', () => registryPid),
+  machineCpu('machine'),
+];
+const cpuOf = async (run: () => Promise<void>): Promise<CpuReading> => {
+  const before = readCpu(sources);
+  await run();
+  return withOthers(cpuBetween(before, readCpu(sources)));
+};
+
+const phases: Phase[] = [];
+async function phase(
+  name: string,
+  count: number,
+  concurrency: number,
+  involved: Column[],
+  once: (i: number) => Promise<void>,
+): Promise<Phase> {
+  const before = readCpu(sources);
+  const figures = await measure(name, count, concurrency, once);
+  const measured: Phase = { ...figures, cpu: withOthers(cpuBetween(before, readCpu(sources))), involved };
+  phases.push(measured);
+  return measured;
+}
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 // Baseline: a bare fastify route doing nothing but answer.
 const bare = Fastify();
 bare.post('/products', async (_request, reply) => reply.code(201).send({ id: randomUUID() }));
 await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
-rows.push(
-  await measure(`baseline: bare fastify POST (c=${C})`, N * 2, C, () =>
-    expectStatus(
-      fetch(`${bareUrl}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"x"}' }),
-      201,
-    ),
+await phase(`baseline: bare fastify POST (c=${C})`, N * 2, C, ['bench'], () =>
+  expectStatus(
+    fetch(`${bareUrl}/products`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"x"}' }),
+    201,
   ),
 );
 await bare.close();
@@ -83,60 +85,119 @@ await Promise.all([producer.connect(), consumer.connect()]);
 await consumer.subscribe({ topic, fromBeginning: true });
 const arrivals = new Map<string, () => void>();
 await consumer.run({ eachMessage: async ({ message }) => arrivals.get(message.key?.toString() ?? '')?.() });
-await new Promise((r) => setTimeout(r, 2000)); // let the group settle before timing
-rows.push(
-  await measure(`baseline: raw kafkajs produce→consume round trip (c=${C})`, N, C, async (i) => {
-    const key = `k${i}`;
-    const arrived = new Promise<void>((resolve) => arrivals.set(key, resolve));
-    await producer.send({ topic, acks: -1, messages: [{ key, value: 'x' }] });
-    await arrived;
-  }),
-);
+await sleep(2000); // let the group settle before timing
+await phase(`baseline: raw kafkajs produce→consume round trip (c=${C})`, N, C, ['bench', 'kafka'], async (i) => {
+  const key = `k${i}`;
+  const arrived = new Promise<void>((resolve) => arrivals.set(key, resolve));
+  await producer.send({ topic, acks: -1, messages: [{ key, value: 'x' }] });
+  await arrived;
+});
 await Promise.all([producer.disconnect(), consumer.disconnect()]);
 await admin.deleteTopics({ topics: [topic] });
 await admin.disconnect();
 
+// Baseline: what users would pick instead, a bare fastify route inserting the product row into Postgres and reading it back.
+const baseline = await startPostgresBaseline(stack.postgresServerUrl, (database) => backends.watch(database));
+const baselineHeaders = { 'content-type': 'application/json', 'x-tenant-id': randomUUID(), 'x-org-id': randomUUID() };
+const postToBaseline = (i: number) =>
+  expectStatus(
+    fetch(`${baseline.url}/products`, { method: 'POST', headers: baselineHeaders, body: JSON.stringify({ title: `bench ${i}` }) }),
+    201,
+  );
+for (let i = 0; i < C; i++) await postToBaseline(-1 - i); // opens the pool's connections, as the service's are open once it is up
+const postgresBaseline = await phase(
+  `baseline: bare fastify + Postgres insert + read back (c=${C})`,
+  N,
+  C,
+  ['bench', 'postgres'],
+  postToBaseline,
+);
+await baseline.close();
+
+// The stack at rest without this service (others' work on the machine included), beside the service's idle below.
+const stackIdle = await cpuOf(() => sleep(IDLE_SECONDS * 1000));
+
 // The service: command → transactional decision → projection → answer from the read model.
-const service = await startServiceProcess(stack, { env: { LOG_LEVEL: 'error' } });
+const namespace = uniqueName('bench');
+const database = `cl_${namespace.replace(/-/g, '_')}`;
+backends.watch(database);
+const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error' } });
+running.service = service;
+let serviceIdle: CpuReading | undefined;
+let ready = false;
+const serviceColumns: Column[] = ['service', 'kafka', 'postgres'];
 try {
   const tenant = await newTenant(service.baseUrl);
   const ids: string[] = [];
-  rows.push(
-    await measure(`service: POST /products, read-your-writes (c=${C})`, N, C, async (i) => {
-      const r = await tenant.request('POST', '/api/v1/pim/products', { title: `bench ${i}` });
-      if (r.status !== 201) throw new Error(`create answered ${r.status}`);
-      ids.push(r.body.id);
-    }),
-  );
-  rows.push(
-    await measure(`service: GET /products/{id} (c=${C})`, N * 2, C, (i) =>
-      expectStatus(fetch(`${service.baseUrl}/api/v1/pim/products/${ids[i % ids.length]}`, { headers: tenant.headers }), 200),
-    ),
+  const products = await phase(`service: POST /products, read-your-writes (c=${C})`, N, C, serviceColumns, async (i) => {
+    const r = await tenant.request('POST', '/api/v1/pim/products', { title: `bench ${i}` });
+    if (r.status !== 201) throw new Error(`create answered ${r.status}`);
+    ids.push(r.body.id);
+  });
+  await phase(`service: GET /products/{id} (c=${C})`, N * 2, C, serviceColumns, (i) =>
+    expectStatus(fetch(`${service.baseUrl}/api/v1/pim/products/${ids[i % ids.length]}`, { headers: tenant.headers }), 200),
   );
   // An order with one inventory-backed line: idempotent order id, reservation, payment check, confirmation.
   const stock = await stocked(tenant, N * 10);
-  rows.push(
-    await measure(`service: POST /orders, reserve + confirm (c=${C})`, N, C, async () => {
-      const line = { name: 'Bench mug', quantity: 1, unit_price: '9.50', variant_id: stock.variantId, location_id: stock.locationId };
-      const r = await tenant.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [line] }));
-      if (r.status !== 201) throw new Error(`order answered ${r.status}: ${JSON.stringify(r.body)}`);
-    }),
-  );
-  rows.push(
-    await measure(`service: POST /products, one at a time (c=1)`, Math.min(N, 200), 1, async (i) => {
-      const r = await tenant.request('POST', '/api/v1/pim/products', { title: `serial ${i}` });
-      if (r.status !== 201) throw new Error(`create answered ${r.status}`);
-    }),
+  await phase(`service: POST /orders, reserve + confirm (c=${C})`, N, C, serviceColumns, async () => {
+    const line = { name: 'Bench mug', quantity: 1, unit_price: '9.50', variant_id: stock.variantId, location_id: stock.locationId };
+    const r = await tenant.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [line] }));
+    if (r.status !== 201) throw new Error(`order answered ${r.status}: ${JSON.stringify(r.body)}`);
+  });
+  await phase(`service: POST /products, one at a time (c=1)`, Math.min(N, 200), 1, serviceColumns, async (i) => {
+    const r = await tenant.request('POST', '/api/v1/pim/products', { title: `serial ${i}` });
+    if (r.status !== 201) throw new Error(`create answered ${r.status}`);
+  });
+
+  // Idle: once every consumer has caught up (ready), no traffic at all for IDLE_SECONDS.
+  const deadline = Date.now() + 30_000;
+  while (!ready && Date.now() < deadline) {
+    ready = await fetch(`${service.baseUrl}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (!ready) await sleep(250);
+  }
+  serviceIdle = await cpuOf(() => sleep(IDLE_SECONDS * 1000));
+
+  printFigures(phases);
+  console.log(
+    `\nPOST /products (c=${C}) against the Postgres baseline: ${opsPerSecond(products).toFixed(0)} / ${opsPerSecond(postgresBaseline).toFixed(0)} ops/s` +
+      ` = ${(opsPerSecond(products) / opsPerSecond(postgresBaseline)).toFixed(2)}×;` +
+      ` CPU per write ${sumOf(products)?.toFixed(2) ?? '-'} ms (service + Kafka + Postgres) against ${sumOf(postgresBaseline)?.toFixed(2) ?? '-'} ms (bench process + Postgres)`,
   );
 } finally {
   await service.stop();
+  backends.stop();
 }
-print(rows);
+
+printCpu(phases);
+console.log(
+  `  bench: this process: the HTTP client (load generator) in every row, and the baseline servers in the baseline rows.\n` +
+    `  postgres: every process named postgres on the machine (postmaster, background processes, every backend of every database,\n` +
+    `  others' included), with exited backends counted through the postmaster's cutime/cstime. pg: run db: the part of it spent by\n` +
+    `  backends of this run's databases (the service's, the baseline's), sampled every 250 ms by process title.\n` +
+    `  others: the machine's busy time less every process above (e.g. other people's tests and services on this machine).`,
+);
+
+console.log(`\nIdle, % of one core over ${IDLE_SECONDS} s without traffic:`);
+console.log(
+  `  stack without this service (before it started): kafka ${percentOfCore(stackIdle.kafka, IDLE_SECONDS)}, postgres ${percentOfCore(stackIdle.postgres, IDLE_SECONDS)},` +
+    ` registry ${percentOfCore(stackIdle.registry, IDLE_SECONDS)}, others ${percentOfCore(stackIdle.others, IDLE_SECONDS)}`,
+);
+if (serviceIdle)
+  console.log(
+    `  service started, writes done${ready ? ', ready' : ', NOT ready after 30 s'}: service ${percentOfCore(serviceIdle.service, IDLE_SECONDS)},` +
+      ` kafka ${percentOfCore(serviceIdle.kafka, IDLE_SECONDS)}, postgres ${percentOfCore(serviceIdle.postgres, IDLE_SECONDS)}` +
+      ` (its database's backends ${percentOfCore(serviceIdle['pg: run db'], IDLE_SECONDS)}), registry ${percentOfCore(serviceIdle.registry, IDLE_SECONDS)},` +
+      ` others ${percentOfCore(serviceIdle.others, IDLE_SECONDS)}`,
+  );
+
 // A consumer that crashes and restarts under ordinary load is a stall of a second or more in some requests' path.
 const serviceLog = readFileSync(
   join(dirname(fileURLToPath(import.meta.url)), '..', '.stack', 'logs', 'test-services', `${service.namespace}.log`),
   'utf8',
 );
 const restarts = serviceLog.split('\n').filter((line) => /Restarting the consumer|failed; restarting it/.test(line)).length;
-console.log(`consumer restarts in the service log during the run: ${restarts}`);
+console.log(`\nconsumer restarts in the service log during the run: ${restarts}`);
 process.exit(0);

@@ -23,6 +23,8 @@ export type Service = {
   /** Crash (SIGKILL): nothing gets a chance to flush. */
   kill: () => Promise<void>;
   restart: () => Promise<void>;
+  /** The pid of the running service process (it changes on restart); undefined before the first start. */
+  pid: () => number | undefined;
 };
 
 const freePort = () =>
@@ -111,5 +113,6 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     stop: () => terminate('SIGTERM'),
     kill: () => terminate('SIGKILL'),
     restart: launch,
+    pid: () => child?.pid,
   };
 }
