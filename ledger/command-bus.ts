@@ -62,7 +62,7 @@ export class CommandBus implements Part {
 
   async start(): Promise<void> {
     await this.connectedProducer();
-    const consumer = supervisedConsumer(this.kafka, { groupId: this.groupId, maxWaitTimeInMs: 100 }, this.signals);
+    const consumer = supervisedConsumer(this.kafka, { groupId: this.groupId }, this.signals);
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topic: this.repliesTopic, fromBeginning: false });

@@ -78,7 +78,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     this.producer = producer;
     await producer.connect();
     await this.restore();
-    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
+    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, () => {
       // After a rebalance another instance may have written state for partitions we now own.

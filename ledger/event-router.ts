@@ -99,7 +99,7 @@ export class EventRouter {
     const producer = transactionalProducer(kafka, this.groupId);
     this.producer = producer;
     await producer.connect();
-    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
+    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
     this.consumer = consumer;
     await consumer.connect();
     for (const topic of this.definition.topics) await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });

@@ -103,6 +103,7 @@ export function supervisedConsumer(kafka: Kafka, config: ConsumerConfig, signals
     // A crashed instance's members hold the group until their session expires; 10 s rather than 30 s.
     sessionTimeout: 10_000,
     heartbeatInterval: 1_000,
+    maxWaitTimeInMs: 100,
     ...config,
     retry: { initialRetryTime: 100, retries: 3, restartOnFailure: async () => false },
   });
