@@ -1,11 +1,12 @@
 import type { Batch, Consumer, Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
+import pg, { type ClientBase } from 'pg';
 import type { EventCodec } from './event-codec.ts';
 import { GroupCommit, groupCommitRun } from './group-commit.ts';
 import { supervisedConsumer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
-import { contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
+import { batchContextFor, contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
@@ -36,6 +37,13 @@ export class ProjectionEventError extends Error {
 }
 
 export const projectionLockKey = (projection: Pick<Projection, 'name'>): string => `projection:${projection.name}`;
+
+type DecodedBatch = { batch: Batch; events: RecordedEvent[] };
+
+/** How a group is applied: with the projection's batch form, or event by event (which can name the failing event). */
+type Mode = 'set-based' | 'per-event';
+
+const partitionKey = (topic: string, partition: number) => `${topic}|${partition}`;
 
 /**
  * Applies a projection batch by batch: the events and the new checkpoint commit in one Postgres
@@ -94,50 +102,109 @@ export class ProjectionRunner {
 
   private async advance(topic: string, partition: number, offset: string): Promise<void> {
     await this.deps.db.transaction(async (trx) => {
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [projectionLockKey(this.projection)]);
-      await this.saveCheckpoint(trx, topic, partition, offset);
+      const { sql } = await batchContextFor(trx, this.options.schema);
+      await this.lock(sql);
+      await this.saveCheckpoints(sql, [{ topic, partition, offset }]);
     });
     this.options.onBatch?.(topic, partition, offset);
   }
 
-  /** Checkpoints only move forward; the notification is delivered when the transaction commits. */
-  private async saveCheckpoint(trx: Knex.Transaction, topic: string, partition: number, offset: string): Promise<void> {
-    const { schema, notify } = this.options;
-    const [row] = (
-      await trx.raw(
-        `insert into ??.checkpoints (topic, partition, "offset") values (?, ?, ?)
-       on conflict (topic, partition) do update set "offset" = greatest(checkpoints."offset", excluded."offset"), updated_at = now()
-       returning "offset"`,
-        [schema, topic, partition, offset],
-      )
-    ).rows as { offset: string }[];
-    if (notify && row)
-      await trx.raw('select pg_notify(?, ?)', [PROGRESS_CHANNEL, `${this.projection.name}|${topic}|${partition}|${row.offset}`]);
+  private async lock(sql: ClientBase): Promise<void> {
+    await sql.query('select pg_advisory_xact_lock(hashtext($1))', [projectionLockKey(this.projection)]);
   }
 
-  /** One Postgres transaction for a group of batches, each skipping what its checkpoint has already seen. */
+  /** Every checkpoint of the schema, by topic and partition (a few rows: one per partition read). */
+  private async checkpoints(sql: ClientBase): Promise<Map<string, bigint>> {
+    const { rows } = await sql.query<{ topic: string; partition: number; offset: string }>(
+      `select topic, partition, "offset" from ${pg.escapeIdentifier(this.options.schema)}.checkpoints`,
+    );
+    return new Map(rows.map((row) => [partitionKey(row.topic, row.partition), BigInt(row.offset)]));
+  }
+
+  /** Checkpoints only move forward; each notification is delivered when the transaction commits. */
+  private async saveCheckpoints(sql: ClientBase, positions: { topic: string; partition: number; offset: string }[]): Promise<void> {
+    const { schema, notify } = this.options;
+    // One row per partition: an upsert may not touch the same row twice.
+    const furthest = new Map<string, { topic: string; partition: number; offset: bigint }>();
+    for (const { topic, partition, offset } of positions) {
+      const key = partitionKey(topic, partition);
+      const seen = furthest.get(key);
+      if (!seen || BigInt(offset) > seen.offset) furthest.set(key, { topic, partition, offset: BigInt(offset) });
+    }
+    const saved = [...furthest.values()];
+    const upsert = `insert into ${pg.escapeIdentifier(schema)}.checkpoints (topic, partition, "offset")
+      select * from unnest($1::text[], $2::int[], $3::bigint[])
+      on conflict (topic, partition) do update set "offset" = greatest(checkpoints."offset", excluded."offset"), updated_at = now()
+      returning topic, partition, "offset"`;
+    const values = [saved.map((p) => p.topic), saved.map((p) => p.partition), saved.map((p) => p.offset.toString())];
+    if (!notify) {
+      await sql.query(upsert, values);
+      return;
+    }
+    await sql.query(
+      `with saved as (${upsert}) select pg_notify($4, $5 || '|' || topic || '|' || partition || '|' || "offset") from saved`,
+      [...values, PROGRESS_CHANNEL, this.projection.name],
+    );
+  }
+
+  /**
+   * One Postgres transaction for a group of batches, each skipping what its checkpoint has already seen. A
+   * projection with a batch form applies the whole group with it; should that fail, the group is applied
+   * again event by event in a fresh transaction, which either names the event that cannot be applied
+   * (`ProjectionEventError`) or, if every event applies, commits the group all the same.
+   */
   private async applyBatches(batches: Batch[]): Promise<void> {
-    const { codec, db } = this.deps;
-    const { schema } = this.options;
-    const decoded: { batch: Batch; events: RecordedEvent[] }[] = [];
+    const decoded = await this.decode(batches);
+    if (!this.projection.applyBatch) {
+      await this.applyGroup(decoded, 'per-event');
+    } else {
+      try {
+        await this.applyGroup(decoded, 'set-based');
+      } catch (error) {
+        this.log.write('warn', 'batch-form', { err: errorField(error) }, 'the batch form failed; applying the group event by event');
+        await this.applyGroup(decoded, 'per-event');
+      }
+    }
+    for (const { batch } of decoded) this.options.onBatch?.(batch.topic, batch.partition, batch.lastOffset());
+  }
+
+  private async decode(batches: Batch[]): Promise<DecodedBatch[]> {
+    const decoded: DecodedBatch[] = [];
     for (const batch of batches) {
       const events: RecordedEvent[] = [];
       for (const message of batch.messages) {
         if (!message.value) continue;
-        events.push(await codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset }));
+        events.push(
+          await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset }),
+        );
       }
       decoded.push({ batch, events });
     }
-    await db.transaction(async (trx) => {
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [projectionLockKey(this.projection)]);
-      const context = contextFor(trx, schema);
+    return decoded;
+  }
+
+  private async applyGroup(decoded: DecodedBatch[], mode: Mode): Promise<void> {
+    const { schema } = this.options;
+    await this.deps.db.transaction(async (trx) => {
+      const batchContext = await batchContextFor(trx, schema);
+      const { sql } = batchContext;
+      await this.lock(sql);
+      // A later batch of the same partition sees the earlier one's checkpoint, as if each were saved in turn.
+      const applied = await this.checkpoints(sql);
+      const fresh: RecordedEvent[] = [];
       for (const { batch, events } of decoded) {
-        const checkpoint = (await trx(`${schema}.checkpoints`)
-          .where({ topic: batch.topic, partition: batch.partition })
-          .first('offset')) as { offset: string } | undefined;
-        const applied = checkpoint ? BigInt(checkpoint.offset) : -1n;
+        const key = partitionKey(batch.topic, batch.partition);
+        const checkpoint = applied.get(key) ?? -1n;
         for (const event of events) {
-          if (BigInt(event.position.offset) <= applied || !this.projection.canHandle.includes(event.type)) continue;
+          if (BigInt(event.position.offset) > checkpoint && this.projection.canHandle.includes(event.type)) fresh.push(event);
+        }
+        const last = BigInt(batch.lastOffset());
+        if (last > checkpoint) applied.set(key, last);
+      }
+      if (mode === 'set-based' && fresh.length > 0) await this.projection.applyBatch?.(fresh, batchContext);
+      if (mode === 'per-event') {
+        const context = contextFor(trx, schema);
+        for (const event of fresh) {
           try {
             await this.projection.evolve(event, context);
           } catch (error) {
@@ -148,9 +215,11 @@ export class ProjectionRunner {
             );
           }
         }
-        await this.saveCheckpoint(trx, batch.topic, batch.partition, batch.lastOffset());
       }
+      await this.saveCheckpoints(
+        sql,
+        decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() })),
+      );
     });
-    for (const { batch } of decoded) this.options.onBatch?.(batch.topic, batch.partition, batch.lastOffset());
   }
 }

@@ -1,11 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { ClientBase } from 'pg';
 import type { Event, RecordedEvent } from './message.ts';
 import type { TopicSpec } from './topics.ts';
 
 export type ProjectionMigration = { name: string; up: (db: Knex, schema: string) => Promise<void> };
 
 export type ProjectionContext = { db: Knex.Transaction; schema: string; table: (name: string) => Knex.QueryBuilder };
+
+/** What a batch form writes with: the group's transaction as its plain `pg` connection (knex's builders are too dear per event). */
+export type BatchContext = { sql: ClientBase; schema: string };
+
+/**
+ * The set-based form of a projection: the events of a group of batches, in log order, less those at or below the
+ * checkpoint and those it does not handle, applied with a few statements for the whole group. It must leave the
+ * rows `evolve` leaves when given the same events one by one (test/int/projection-batch.int.spec.ts).
+ */
+type BatchForm<E extends Event> = { applyBatch?: (events: RecordedEvent<E>[], context: BatchContext) => Promise<void> };
 
 /** Where a read model lives and how its tables are made. */
 type ReadModel = { name: string; topics: TopicSpec[]; migrations: ProjectionMigration[] };
@@ -15,19 +26,21 @@ type ReadModel = { name: string; topics: TopicSpec[]; migrations: ProjectionMigr
  * and checkpoints; a projection only says what an event means for its tables. This is the uniform
  * shape the runner consumes; projections are declared typed (`projection`, `projectionOf`).
  */
-export type Projection = ReadModel & {
-  canHandle: readonly string[];
-  evolve: (event: RecordedEvent, context: ProjectionContext) => Promise<void>;
-};
+export type Projection = ReadModel &
+  BatchForm<Event> & {
+    canHandle: readonly string[];
+    evolve: (event: RecordedEvent, context: ProjectionContext) => Promise<void>;
+  };
 
 /** A projection as declared: `canHandle` names event types of E, and `evolve` is given one of them, narrowed. */
-export type TypedProjection<E extends Event> = ReadModel & {
-  canHandle: readonly E['type'][];
-  evolve: (event: RecordedEvent<E>, context: ProjectionContext) => Promise<void>;
-};
+export type TypedProjection<E extends Event> = ReadModel &
+  BatchForm<E> & {
+    canHandle: readonly E['type'][];
+    evolve: (event: RecordedEvent<E>, context: ProjectionContext) => Promise<void>;
+  };
 
 /** The uniform projection of a typed declaration: its evolve is only ever handed the event types it can handle. */
-export function projection<E extends Event>({ canHandle, evolve, ...readModel }: TypedProjection<E>): Projection {
+export function projection<E extends Event>({ canHandle, evolve, applyBatch, ...readModel }: TypedProjection<E>): Projection {
   const handled: readonly string[] = canHandle;
   // The type names the event: a decoded event whose type E names is that member of E.
   const isHandled = (event: RecordedEvent): event is RecordedEvent<E> => handled.includes(event.type);
@@ -37,6 +50,7 @@ export function projection<E extends Event>({ canHandle, evolve, ...readModel }:
     evolve: async (event, context) => {
       if (isHandled(event)) await evolve(event, context);
     },
+    ...(applyBatch ? { applyBatch: (events, context) => applyBatch(events.filter(isHandled), context) } : {}),
   };
 }
 
@@ -51,7 +65,10 @@ type AnyHandler<E extends Event> = (event: RecordedEvent<E>, context: Projection
 const handlerList = <E extends Event>(handlers: EventHandlers<E>) => Object.entries(handlers) as [E['type'], AnyHandler<E>][];
 
 /** A projection that is nothing but its handlers: it reads the event types they name and hands each to its own. */
-export function projectionOf<E extends Event>({ handlers, ...readModel }: ReadModel & { handlers: EventHandlers<E> }): Projection {
+export function projectionOf<E extends Event>({
+  handlers,
+  ...readModel
+}: ReadModel & BatchForm<E> & { handlers: EventHandlers<E> }): Projection {
   const byType = new Map(handlerList(handlers));
   return projection<E>({
     ...readModel,
@@ -72,6 +89,32 @@ export function followedBy<E extends Event>(handlers: EventHandlers<E>, then: An
     },
   ]);
   return Object.fromEntries(followed) as unknown as EventHandlers<E>;
+}
+
+/** One function per event type of E, each given its own event: what each event means as a value (a row, say). */
+export type EventMappers<E extends Event, R> = {
+  [T in E['type']]: (event: RecordedEvent<Extract<E, { type: T }>>) => R;
+};
+
+/** The event types the mappers are keyed by: what a projection built on them can handle. */
+export const mappedTypes = <E extends Event, R>(mappers: EventMappers<E, R>): E['type'][] => Object.keys(mappers) as E['type'][];
+
+/** One function for every event of E: the mapper of the event's own type, applied to it. */
+export function mapperOf<E extends Event, R>(mappers: EventMappers<E, R>): (event: RecordedEvent<E>) => R {
+  // A mapper is only ever called with its own type's events.
+  const byType = new Map(Object.entries(mappers) as [string, (event: RecordedEvent<E>) => R][]);
+  return (event) => {
+    const map = byType.get(event.type);
+    if (!map) throw new Error(`no mapper for ${event.type}`);
+    return map(event);
+  };
+}
+
+/** The pg connection a knex transaction runs on: the batch forms write through it, inside the same transaction. */
+export async function batchContextFor(db: Knex.Transaction, schema: string): Promise<BatchContext> {
+  // knex's transaction client hands out its one connection (knex/lib/execution/transaction.js, makeTxClient).
+  const sql = (await db.client.acquireConnection()) as ClientBase;
+  return { sql, schema };
 }
 
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */

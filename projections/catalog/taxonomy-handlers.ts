@@ -1,10 +1,14 @@
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { EventHandlers, ProjectionContext } from '../../ledger/projection.ts';
+import { mapperOf, type EventHandlers, type EventMappers, type ProjectionContext } from '../../ledger/projection.ts';
+import { knexRow, type Row } from '../record-set.ts';
 import { refreshTemplateScores } from './quality-score-column.ts';
 
-type Handled = TaxonomyEvent | BrandEvent;
+export type TaxonomyRecordEvent = TaxonomyEvent | BrandEvent;
+
+/** The table a taxonomy event adds a row to, and the row. */
+export type TaxonomyRow = { table: 'categories' | 'attributes' | 'attribute_groups' | 'templates' | 'brands'; row: Row & { id: string } };
 
 /** The columns every taxonomy row shares; taxonomy records are created, never changed, so updated_at = created_at. */
 const owned = (event: RecordedEvent, id: string, name: string, description: string | null) => ({
@@ -17,39 +21,52 @@ const owned = (event: RecordedEvent, id: string, name: string, description: stri
   updated_at: new Date(event.envelope.occurredAt),
 });
 
-const insert = (context: ProjectionContext, tableName: string, row: Record<string, unknown>) =>
-  context.table(tableName).insert(row).onConflict('id').ignore();
-
-/** Categories, attributes, attribute groups, templates and brands, as their list endpoints read them. */
-export const taxonomyHandlers: EventHandlers<Handled> = {
-  CategoryCreated: (event, context) => {
+const taxonomyRows: EventMappers<TaxonomyRecordEvent, TaxonomyRow> = {
+  CategoryCreated: (event) => {
     const { categoryId, name, description, slug, parentId } = event.data;
-    return insert(context, 'categories', { ...owned(event, categoryId, name, description), slug, parent_id: parentId });
+    return { table: 'categories', row: { ...owned(event, categoryId, name, description), slug, parent_id: parentId } };
   },
-  AttributeCreated: (event, context) => {
+  AttributeCreated: (event) => {
     const { attributeId, name, slug, type, options } = event.data;
-    return insert(context, 'attributes', { ...owned(event, attributeId, name, null), slug, type, options: JSON.stringify(options) });
+    return { table: 'attributes', row: { ...owned(event, attributeId, name, null), slug, type, options } };
   },
-  AttributeGroupCreated: (event, context) => {
+  AttributeGroupCreated: (event) => {
     const { attributeGroupId, name, description, attributeIds } = event.data;
-    return insert(context, 'attribute_groups', {
-      ...owned(event, attributeGroupId, name, description),
-      attribute_ids: JSON.stringify(attributeIds),
-    });
+    return { table: 'attribute_groups', row: { ...owned(event, attributeGroupId, name, description), attribute_ids: attributeIds } };
   },
-  TemplateCreated: async (event, context) => {
+  TemplateCreated: (event) => {
     const { templateId, name, description, categoryId, attributeGroupIds, requiredAttributeIds } = event.data;
-    await insert(context, 'templates', {
+    const row = {
       ...owned(event, templateId, name, description),
       category_id: categoryId,
-      attribute_group_ids: JSON.stringify(attributeGroupIds),
-      required_attribute_ids: JSON.stringify(requiredAttributeIds),
-    });
-    // Its products' scores depend on it: a replay may project the template after them (another topic).
-    await refreshTemplateScores(context, templateId);
+      attribute_group_ids: attributeGroupIds,
+      required_attribute_ids: requiredAttributeIds,
+    };
+    return { table: 'templates', row };
   },
-  BrandCreated: (event, context) => {
+  BrandCreated: (event) => {
     const { brandId, name, description, logoUrl } = event.data;
-    return insert(context, 'brands', { ...owned(event, brandId, name, description), logo_url: logoUrl });
+    return { table: 'brands', row: { ...owned(event, brandId, name, description), logo_url: logoUrl } };
   },
+};
+
+/** Categories, attributes, attribute groups, templates and brands: the row each creation adds (the first one stays). */
+export const taxonomyRowOf = mapperOf(taxonomyRows);
+
+const inserted = (event: RecordedEvent<TaxonomyRecordEvent>, { table }: ProjectionContext) => {
+  const { table: name, row } = taxonomyRowOf(event);
+  return table(name).insert(knexRow(row)).onConflict('id').ignore();
+};
+
+/** The taxonomy's list endpoints read these rows. */
+export const taxonomyHandlers: EventHandlers<TaxonomyRecordEvent> = {
+  CategoryCreated: inserted,
+  AttributeCreated: inserted,
+  AttributeGroupCreated: inserted,
+  TemplateCreated: async (event, context) => {
+    await inserted(event, context);
+    // Its products' scores depend on it: a replay may project the template after them (another topic).
+    await refreshTemplateScores(context, event.data.templateId);
+  },
+  BrandCreated: inserted,
 };

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import knexFactory, { type Knex } from 'knex';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BrandEvent } from '../../commands/catalog/brand.ts';
+import type { ProductEvent } from '../../commands/catalog/product.ts';
+import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
+import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import type { RecordedEvent } from '../../ledger/message.ts';
+import { batchContextFor, contextFor, prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
+import { auditProjection } from '../../projections/audit/audit-projection.ts';
+import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+
+/**
+ * The batch form of a projection leaves exactly the rows its event-by-event form leaves: the same events, into two
+ * fresh schemas, one event at a time into the one and in groups into the other, then every table compared.
+ */
+let db: Knex;
+const schemas: string[] = [];
+const tenantId = randomUUID();
+const orgId = randomUUID();
+let offset = 0;
+
+const recorded = (event: ProductEvent | TaxonomyEvent | BrandEvent): RecordedEvent => ({
+  ...event,
+  envelope: {
+    eventId: randomUUID(),
+    eventType: event.type,
+    aggregateId: randomUUID(),
+    tenantId,
+    orgId,
+    actor: { userId: randomUUID(), email: 'b@example.com', ip: '10.0.0.2' },
+    occurredAt: 1_700_000_000_000 + offset,
+    correlationId: 'c',
+    causationId: randomUUID(),
+    schemaVersion: 1,
+  },
+  position: { topic: 'catalog.product.events.v1', partition: 0, offset: String(offset++) },
+});
+
+const [kept, churned, recreated, templated, lateTemplated, untouched] = [
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+];
+const [template, attribute, variantA, variantB, variantC] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+const created = (productId: string, extra: Partial<Extract<ProductEvent, { type: 'ProductCreated' }>['data']> = {}) =>
+  recorded({ type: 'ProductCreated', data: { productId, title: 'Lamp', description: null, category: null, status: 'ACTIVE', ...extra } });
+
+/** What the tables hold before the group: stored rows the batch must read back and fold into. */
+const before: RecordedEvent[] = [
+  created(kept, { description: 'A lamp', sku: 'K-1' }),
+  recorded({
+    type: 'VariantAdded',
+    data: { productId: kept, variantId: variantA, sku: 'K-1a', barcode: null, price: null, currency: null },
+  }),
+  created(untouched, { templateId: template, attributes: { [attribute]: 'red' } }),
+  created(recreated),
+  recorded({
+    type: 'VariantAdded',
+    data: { productId: recreated, variantId: variantC, sku: null, barcode: null, price: '1.00', currency: 'EUR' },
+  }),
+];
+
+/** The group: several products, one created, updated and deleted within it, a template arriving after its products. */
+const group: RecordedEvent[] = [
+  recorded({
+    type: 'ProductUpdated',
+    data: {
+      productId: kept,
+      changes: [
+        { field: 'title', previous: 'Lamp', current: 'Desk lamp' },
+        { field: 'brand', previous: null, current: 'Acme' },
+      ],
+      attributeChanges: [{ attributeId: attribute, previous: null, current: 'blue' }],
+    },
+  }),
+  recorded({
+    type: 'VariantAdded',
+    data: { productId: kept, variantId: variantB, sku: 'K-1b', barcode: '4006381333931', price: '9.90', currency: 'EUR' },
+  }),
+  recorded({
+    type: 'MediaAdded',
+    data: { productId: kept, mediaId: randomUUID(), variantId: null, url: 'https://x.test/a.png', altText: null, sortOrder: 0 },
+  }),
+  created(churned, { category: 'home' }),
+  recorded({ type: 'ProductUpdated', data: { productId: churned, changes: [{ field: 'description', previous: null, current: 'Churn' }] } }),
+  recorded({
+    type: 'VariantAdded',
+    data: { productId: churned, variantId: randomUUID(), sku: null, barcode: null, price: '2.00', currency: 'EUR' },
+  }),
+  recorded({
+    type: 'MediaAdded',
+    data: { productId: churned, mediaId: randomUUID(), variantId: null, url: 'https://x.test/c.png', altText: 'c', sortOrder: 1 },
+  }),
+  recorded({ type: 'ProductDeleted', data: { productId: churned, variantIds: [] } }),
+  recorded({ type: 'ProductDeleted', data: { productId: recreated, variantIds: [variantC] } }),
+  created(recreated, { title: 'Reborn', brand: 'Acme' }),
+  recorded({
+    type: 'VariantAdded',
+    data: { productId: recreated, variantId: variantC, sku: 'again', barcode: null, price: null, currency: null },
+  }),
+  created(templated, { templateId: template, attributes: { [attribute]: 'green' } }),
+  recorded({
+    type: 'ProductUpdated',
+    data: { productId: lateTemplated, changes: [{ field: 'title', previous: 'x', current: 'never created' }] },
+  }),
+  recorded({ type: 'BrandCreated', data: { brandId: randomUUID(), name: 'Acme', description: null, logoUrl: null } }),
+  recorded({
+    type: 'AttributeCreated',
+    data: { taxonomyId: tenantId, attributeId: attribute, name: 'Colour', slug: 'colour', type: 'TEXT', options: [] },
+  }),
+  recorded({
+    type: 'TemplateCreated',
+    data: {
+      taxonomyId: tenantId,
+      templateId: template,
+      name: 'Lamp',
+      description: null,
+      categoryId: null,
+      attributeGroupIds: [],
+      requiredAttributeIds: [attribute],
+    },
+  }),
+  created(lateTemplated),
+  recorded({
+    type: 'ProductUpdated',
+    data: { productId: lateTemplated, changes: [{ field: 'templateId', previous: null, current: template }] },
+  }),
+  // Redelivered within the group: the first of each id stays.
+  created(kept, { title: 'Duplicate' }),
+];
+
+async function freshSchema(projection: Projection): Promise<string> {
+  const schema = `t_batch_${projection.name}_${randomUUID().slice(0, 8)}`;
+  schemas.push(schema);
+  await prepareProjectionSchema(db, projection, schema);
+  return schema;
+}
+
+const eventByEvent = (projection: Projection, schema: string, events: RecordedEvent[]) =>
+  db.transaction(async (trx) => {
+    for (const event of events) if (projection.canHandle.includes(event.type)) await projection.evolve(event, contextFor(trx, schema));
+  });
+
+const inGroups = (projection: Projection, schema: string, events: RecordedEvent[], size: number) =>
+  db.transaction(async (trx) => {
+    const context = await batchContextFor(trx, schema);
+    const handled = events.filter((event) => projection.canHandle.includes(event.type));
+    for (let start = 0; start < handled.length; start += size) await projection.applyBatch?.(handled.slice(start, start + size), context);
+  });
+
+const tables: Record<string, string[]> = {
+  catalog: ['products', 'variants', 'media', 'categories', 'attributes', 'attribute_groups', 'templates', 'brands'],
+  audit: ['audit_events'],
+};
+
+async function contents(projection: Projection, schema: string): Promise<Record<string, unknown[]>> {
+  const all = await Promise.all(
+    (tables[projection.name] ?? []).map(async (table) => [table, await db(`${schema}.${table}`).orderBy('id').select()]),
+  );
+  return Object.fromEntries(all);
+}
+
+beforeAll(async () => {
+  const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
+  await ensureDatabase(url);
+  db = knexFactory({ client: 'pg', connection: url });
+});
+afterAll(async () => {
+  for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
+  await db?.destroy();
+});
+
+describe.each([catalogProjection, auditProjection])('the $name projection applied in batches', (projection) => {
+  it.each([1, 4, group.length])('leaves the rows it leaves event by event (groups of %i)', async (size) => {
+    const perEvent = await freshSchema(projection);
+    const batched = await freshSchema(projection);
+    await eventByEvent(projection, perEvent, [...before, ...group]);
+    await eventByEvent(projection, batched, before);
+    await inGroups(projection, batched, group, size);
+
+    const expected = await contents(projection, perEvent);
+    expect(await contents(projection, batched)).toEqual(expected);
+    expect(Object.values(expected).some((rows) => rows.length > 0)).toBe(true);
+  });
+});
+
+describe('the catalog batch form', () => {
+  it('scores products in memory as the rows say', async () => {
+    const schema = await freshSchema(catalogProjection);
+    await inGroups(catalogProjection, schema, [...before, ...group], 100);
+    const scores = Object.fromEntries(
+      (await db(`${schema}.products`).select('id', 'quality_score')).map((row: { id: string; quality_score: number }) => [
+        row.id,
+        row.quality_score,
+      ]),
+    );
+    // title 10 + description 20 + brand 10 + media 10 + priced variant 15 + every barcode valid 10
+    expect(scores[kept]).toBe(75);
+    // title 10 + the template's required attribute filled 10, the template arriving after the product
+    expect(scores[templated]).toBe(20);
+    expect(scores[untouched]).toBe(20);
+    // linked to the template, without the attribute
+    expect(scores[lateTemplated]).toBe(10);
+    expect(scores[churned]).toBeUndefined();
+    // title 10 + brand 10; the variant it had before its deletion is gone and the one added again has no price
+    expect(scores[recreated]).toBe(20);
+  });
+});
