@@ -1,15 +1,16 @@
-import type { SomeAggregate } from '../ledger/aggregate.ts';
+import { followedBy, type SomeAggregate } from '../ledger/aggregate.ts';
 import { brandAggregate } from './catalog/brand.ts';
 import { productAggregate } from './catalog/product.ts';
 import { taxonomyAggregate } from './catalog/taxonomy.ts';
 import { inventoryAggregate } from './oms/inventory.ts';
 import { orderAggregate } from './oms/order.ts';
-import { productQualityAggregate } from './quality/product-quality.ts';
+import { assessmentsOf, productQualityAggregate } from './quality/product-quality.ts';
 import { skuUsageAggregate } from './quality/sku-usage.ts';
 
 /** Every aggregate type, each run by its own single writer; this order is the event catalog's (docs/asyncapi.json). */
 export const aggregates: readonly SomeAggregate[] = [
-  productAggregate,
+  // A product's own quality is decided in the same transaction as the change it judges (both keyed by the product).
+  followedBy(productAggregate, productQualityAggregate, assessmentsOf),
   taxonomyAggregate,
   brandAggregate,
   productQualityAggregate,

@@ -1,7 +1,6 @@
 import type { EventRoute } from '../ledger/event-router.ts';
 import { orderFulfilmentRoute } from './order-fulfilment-route.ts';
 import { skuRoute } from './sku-route.ts';
-import { validationRoute } from './validation-route.ts';
 
 /** Stream processors that turn events into commands for other aggregates; each runs as its own consumer group. */
-export const eventRoutes: EventRoute[] = [validationRoute, skuRoute, orderFulfilmentRoute];
+export const eventRoutes: EventRoute[] = [skuRoute, orderFulfilmentRoute];

@@ -1,6 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
-import { topicsOf, type SomeAggregate } from './aggregate.ts';
+import { leadersOf, topicsOf, type SomeAggregate } from './aggregate.ts';
 import { CommandBus } from './command-bus.ts';
 import { CommandProcessor } from './command-processor.ts';
 import { kafkaBrokers, type Config } from './config.ts';
@@ -68,7 +68,7 @@ export async function startRuntime(config: Config, logger: Logger, { aggregates,
       );
     const maxRecordBytes = config.RECORD_LIMIT_BYTES;
     await startAll(
-      aggregates.map((definition) => ({
+      leadersOf(aggregates).map((definition) => ({
         name: `${definition.name}-processor`,
         create: (signals) => new CommandProcessor({ kafka, codec, namespace, logger, maxRecordBytes }, definition, signals),
       })),

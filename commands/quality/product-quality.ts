@@ -1,6 +1,6 @@
 import type { ProductEvent } from '../catalog/product.ts';
 import { defineAggregate } from '../../ledger/aggregate.ts';
-import type { Command, Decider, Event } from '../../ledger/message.ts';
+import type { Command, CommandInput, Decider, Event } from '../../ledger/message.ts';
 import { isValidGtin } from './gtin.ts';
 import { factsAfter, noFacts, requirementsAfter } from './product-facts.ts';
 import { LOW_QUALITY_THRESHOLD, qualityScore, type ProductFacts } from './quality-score.ts';
@@ -88,7 +88,7 @@ export const evolve = (state: ProductQuality, event: ProductQualityEvent): Produ
 };
 
 // ── Commands ────────────────────────────────────────────────────────────────
-/** A catalog event of the product, forwarded by the validation router (consumers/validation-route.ts). */
+/** A catalog event of the product, judged in the product processor's own transaction (`assessmentsOf`, commands/index.ts). */
 export type AssessCatalogChange = Command<'AssessCatalogChange', { productId: string; change: ProductEvent }>;
 export type ProductQualityCommand = AssessCatalogChange;
 
@@ -154,7 +154,19 @@ export const decide = (command: ProductQualityCommand, state: ProductQuality): P
 
 export const productQualityDecider: Decider<ProductQualityCommand, ProductQualityEvent, ProductQuality> = { initialState, evolve, decide };
 
-/** One per product, fed by the validation router: the issues that depend on the product alone, and its score. */
+const judged: ReadonlySet<string> = new Set<ProductEvent['type']>([
+  'ProductCreated',
+  'ProductUpdated',
+  'ProductDeleted',
+  'VariantAdded',
+  'MediaAdded',
+]);
+
+/** What a product's quality aggregate is asked to judge of one of the product's events. */
+export const assessmentsOf = (change: ProductEvent): CommandInput<ProductQualityCommand>[] =>
+  judged.has(change.type) ? [{ type: 'AssessCatalogChange', data: { productId: change.data.productId, change } }] : [];
+
+/** One per product, decided by the product processor from the product's events: the issues that depend on the product alone, and its score. */
 export const productQualityAggregate = defineAggregate({
   name: 'product-quality',
   stream: 'quality.product',
