@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import knexFactory, { type Knex } from 'knex';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
+import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { EventCodec } from '../../ledger/event-codec.ts';
+import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import { projectionOf, type BatchContext } from '../../ledger/projection.ts';
+import { ProjectionRunner } from '../../ledger/projection-runner.ts';
+import { Supervisor } from '../../ledger/supervisor.ts';
+import { namespaced } from '../../ledger/topics.ts';
+
+/**
+ * A projection with a batch form that fails: the runner applies the group again event by event, so a poison event is
+ * still named by its coordinates (and nothing of its group is applied), and a group the batch form alone cannot apply
+ * is applied all the same, exactly once.
+ */
+describe('a projection whose batch form fails', () => {
+  const namespace = `batch-failure-${randomUUID().slice(0, 8)}`;
+  const topic = namespaced(namespace, brandAggregate.events.name);
+  const lines: { msg?: string }[] = [];
+  const logger = pino(
+    { level: 'warn' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    }),
+  );
+  let db: Knex;
+  let kafka: Kafka;
+  let codec: EventCodec;
+  const schemas: string[] = [];
+
+  const withBatchForm = (name: string, failing: { evolve: (name: string) => boolean; batch: () => boolean }) => {
+    const insert = async ({ sql, schema }: BatchContext, names: string[]) => {
+      await sql.query(`insert into "${schema}".seen (name) select unnest($1::text[])`, [names]);
+    };
+    return projectionOf<BrandCreated>({
+      name,
+      topics: [brandAggregate.events],
+      migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
+      handlers: {
+        BrandCreated: async (event, { table }) => {
+          if (failing.evolve(event.data.name)) throw new Error('value too long for type character varying(5)');
+          await table('seen').insert({ name: event.data.name });
+        },
+      },
+      applyBatch: async (events, context) => {
+        if (failing.batch() || events.some((event) => failing.evolve(event.data.name))) throw new Error('the batch form failed');
+        await insert(
+          context,
+          events.map((event) => event.data.name),
+        );
+      },
+    });
+  };
+
+  const publish = async (names: string[]) => {
+    const producer = new Kafka({
+      brokers: inject('stack').kafkaBrokers,
+      clientId: 'batch-failure-test',
+      logLevel: logLevel.NOTHING,
+    }).producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await producer.connect();
+    const brandId = randomUUID();
+    const messages = await Promise.all(
+      names.map(async (name, index) => ({
+        key: brandId,
+        value: await codec.encode(
+          topic,
+          { type: 'BrandCreated', data: { brandId, name, description: null, logoUrl: null } },
+          {
+            eventId: randomUUID(),
+            eventType: 'BrandCreated',
+            aggregateId: brandId,
+            tenantId: randomUUID(),
+            orgId: randomUUID(),
+            actor: { userId: null, email: null, ip: null },
+            occurredAt: 1_000 + index,
+            correlationId: 'batch-failure-test',
+            causationId: randomUUID(),
+            schemaVersion: 1,
+          },
+        ),
+      })),
+    );
+    await producer.send({ topic, acks: -1, messages });
+    await producer.disconnect();
+  };
+
+  const until = async (what: string, condition: () => Promise<boolean> | boolean) => {
+    for (let i = 0; i < 600; i++) {
+      if (await condition()) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`never: ${what}`);
+  };
+
+  const seen = (schema: string) => db(`${schema}.seen`).orderBy('name').pluck('name');
+
+  beforeAll(async () => {
+    const stack = inject('stack');
+    const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
+    await ensureDatabase(url);
+    db = knexFactory({ client: 'pg', connection: url });
+    kafka = createKafka(stack.kafkaBrokers, 'batch-failure-test', logger);
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
+    await admin.disconnect();
+    codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
+    await codec.registerAll([brandAggregate.events]);
+    // One key: one partition, in this order (offsets 0, 1, 2).
+    await publish(['first', 'poison', 'third']);
+  });
+
+  afterAll(async () => {
+    for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
+    await db?.destroy();
+  });
+
+  const running = async (projection: ReturnType<typeof withBatchForm>, test: (schema: string, supervisor: Supervisor) => Promise<void>) => {
+    const schema = `batch_failure_${randomUUID().slice(0, 8)}`;
+    schemas.push(schema);
+    const supervisor = new Supervisor(`projection-${projection.name}`, logger, { minDelayMs: 100, maxDelayMs: 400 });
+    await supervisor.start(
+      new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema, notify: false }, supervisor),
+    );
+    try {
+      await test(schema, supervisor);
+    } finally {
+      await supervisor.stop();
+    }
+  };
+
+  it('names the poison event by its coordinates, applies nothing of its group, and resumes exactly once when fixed', async () => {
+    let healed = false;
+    const projection = withBatchForm('batch_poison', { evolve: (name) => name === 'poison' && !healed, batch: () => false });
+    await running(projection, async (schema, supervisor) => {
+      await until('the supervisor restarted the failing runner', () => supervisor.status().restarts >= 1);
+      expect(supervisor.status().lastError).toMatch(new RegExp(`cannot apply BrandCreated at ${topic}/0@1: value too long`));
+      expect(await seen(schema)).toEqual([]);
+
+      healed = true;
+      await until('every event applied after the fix', async () => (await seen(schema)).length === 3);
+      expect(await seen(schema)).toEqual(['first', 'poison', 'third']);
+      expect(await db(`${schema}.checkpoints`).where({ topic, partition: 0 }).pluck('offset')).toEqual(['2']);
+    });
+  });
+
+  it('applies a group its batch form cannot apply event by event, once, and says so', async () => {
+    const projection = withBatchForm('batch_broken', { evolve: () => false, batch: () => true });
+    await running(projection, async (schema, supervisor) => {
+      await until('every event applied', async () => (await seen(schema)).length === 3);
+      expect(await seen(schema)).toEqual(['first', 'poison', 'third']);
+      expect(supervisor.status().restarts).toBe(0);
+      expect(lines.some((line) => line.msg === 'the batch form failed; applying the group event by event')).toBe(true);
+    });
+  });
+});
