@@ -2,6 +2,7 @@ import { productQualityAggregate, type ProductQualityEvent } from '../../command
 import { skuUsageAggregate, type SkuUsageEvent } from '../../commands/quality/sku-usage.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { projectionOf, type EventHandlers, type Projection } from '../../ledger/projection.ts';
+import { applyValidationBatch, raisedAgain, raisedRow } from './validation-batch.ts';
 import { validationMigrations } from './validation-migrations.ts';
 
 type QualityEvent = ProductQualityEvent | SkuUsageEvent;
@@ -14,24 +15,11 @@ const handlers: EventHandlers<QualityEvent> = {
   // SKU counts only feed the SKU usage aggregates' duplicate issues.
   SkuUsesCounted: async () => undefined,
   // Raised again after a resolve (the same problem came back), it is the same issue, open once more.
-  ValidationIssueRaised: (event, { table }) => {
-    const { issueId, productId, issueType, severity, message } = event.data;
-    return table('validation_issues')
-      .insert({
-        id: issueId,
-        tenant_id: event.envelope.tenantId,
-        org_id: event.envelope.orgId,
-        product_id: productId,
-        issue_type: issueType,
-        severity,
-        message,
-        resolved: false,
-        created_at: at(event),
-        updated_at: at(event),
-      })
+  ValidationIssueRaised: (event, { table }) =>
+    table('validation_issues')
+      .insert(raisedRow(event))
       .onConflict('id')
-      .merge(['severity', 'message', 'resolved', 'updated_at']);
-  },
+      .merge([...raisedAgain]),
   ValidationIssueResolved: (event, { table }) =>
     table('validation_issues')
       .where({ id: event.data.issueId })
@@ -44,4 +32,5 @@ export const validationProjection: Projection = projectionOf({
   topics: [productQualityAggregate.events, skuUsageAggregate.events],
   migrations: validationMigrations,
   handlers,
+  applyBatch: applyValidationBatch,
 });

@@ -4,11 +4,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
+import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
 import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { batchContextFor, contextFor, prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+import { validationProjection } from '../../projections/validation/validation-projection.ts';
 
 /**
  * The batch form of a projection leaves exactly the rows its event-by-event form leaves: the same events, into two
@@ -20,7 +22,7 @@ const tenantId = randomUUID();
 const orgId = randomUUID();
 let offset = 0;
 
-const recorded = (event: ProductEvent | TaxonomyEvent | BrandEvent): RecordedEvent => ({
+const recorded = (event: ProductEvent | TaxonomyEvent | BrandEvent | ValidationIssueRaised | ValidationIssueResolved): RecordedEvent => ({
   ...event,
   envelope: {
     eventId: randomUUID(),
@@ -133,6 +135,27 @@ const group: RecordedEvent[] = [
   created(kept, { title: 'Duplicate' }),
 ];
 
+const [issueA, issueB, issueC, issueD] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+const raised = (issueId: string, message: string) =>
+  recorded({
+    type: 'ValidationIssueRaised',
+    data: { qualityId: kept, issueId, productId: kept, issueType: 'MISSING_DESCRIPTION', severity: 'WARNING', message },
+  });
+const resolved = (issueId: string) => recorded({ type: 'ValidationIssueResolved', data: { qualityId: kept, issueId, productId: kept } });
+
+/** Issues raised before the group, then raised again, resolved and reopened within it; one resolved that never was. */
+const issuesBefore = [raised(issueA, 'a'), raised(issueB, 'b')];
+const issuesGroup = [
+  resolved(issueA),
+  raised(issueA, 'a again'),
+  resolved(issueB),
+  raised(issueC, 'c'),
+  resolved(issueC),
+  raised(issueC, 'c again'),
+  resolved(issueC),
+  resolved(issueD),
+];
+
 async function freshSchema(projection: Projection): Promise<string> {
   const schema = `t_batch_${projection.name}_${randomUUID().slice(0, 8)}`;
   schemas.push(schema);
@@ -155,6 +178,7 @@ const inGroups = (projection: Projection, schema: string, events: RecordedEvent[
 const tables: Record<string, string[]> = {
   catalog: ['products', 'variants', 'media', 'categories', 'attributes', 'attribute_groups', 'templates', 'brands'],
   audit: ['audit_events'],
+  validation: ['validation_issues'],
 };
 
 async function contents(projection: Projection, schema: string): Promise<Record<string, unknown[]>> {
@@ -174,13 +198,13 @@ afterAll(async () => {
   await db?.destroy();
 });
 
-describe.each([catalogProjection, auditProjection])('the $name projection applied in batches', (projection) => {
+describe.each([catalogProjection, auditProjection, validationProjection])('the $name projection applied in batches', (projection) => {
   it.each([1, 4, group.length])('leaves the rows it leaves event by event (groups of %i)', async (size) => {
     const perEvent = await freshSchema(projection);
     const batched = await freshSchema(projection);
-    await eventByEvent(projection, perEvent, [...before, ...group]);
-    await eventByEvent(projection, batched, before);
-    await inGroups(projection, batched, group, size);
+    await eventByEvent(projection, perEvent, [...before, ...issuesBefore, ...group, ...issuesGroup]);
+    await eventByEvent(projection, batched, [...before, ...issuesBefore]);
+    await inGroups(projection, batched, [...group, ...issuesGroup], size);
 
     const expected = await contents(projection, perEvent);
     expect(await contents(projection, batched)).toEqual(expected);

@@ -1,0 +1,63 @@
+import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
+import type { Event, RecordedEvent } from '../../ledger/message.ts';
+import type { BatchContext } from '../../ledger/projection.ts';
+import { insertRows, tableIn } from '../record-set.ts';
+
+const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
+
+/** The issue's row as a raise inserts it; raised again, only the columns `raisedAgain` names change. */
+export const raisedRow = (event: RecordedEvent<ValidationIssueRaised>) => {
+  const { issueId, productId, issueType, severity, message } = event.data;
+  return {
+    id: issueId,
+    tenant_id: event.envelope.tenantId,
+    org_id: event.envelope.orgId,
+    product_id: productId,
+    issue_type: issueType,
+    severity,
+    message,
+    resolved: false,
+    created_at: at(event),
+    updated_at: at(event),
+  };
+};
+
+export const raisedAgain = ['severity', 'message', 'resolved', 'updated_at'] as const;
+
+type IssueRow = ReturnType<typeof raisedRow>;
+const isRaised = (event: RecordedEvent): event is RecordedEvent<ValidationIssueRaised> => event.type === 'ValidationIssueRaised';
+const isResolved = (event: RecordedEvent): event is RecordedEvent<ValidationIssueResolved> => event.type === 'ValidationIssueResolved';
+
+/**
+ * The validation's batch form, folded per issue in log order without reading: from an issue's first raise in the
+ * batch on, its row is known to exist and its last state is one upsert (a resolve before that raise is overwritten by
+ * it); an issue only resolved in the batch is one update, of the rows that exist.
+ */
+export async function applyValidationBatch(events: RecordedEvent<Event>[], { sql, schema }: BatchContext): Promise<void> {
+  const upserts = new Map<string, IssueRow>();
+  const resolvedOnly = new Map<string, Date>();
+  for (const event of events) {
+    if (isRaised(event)) {
+      const id = event.data.issueId.toLowerCase();
+      const raised = raisedRow(event);
+      const before = upserts.get(id);
+      upserts.set(id, before ? { ...before, ...Object.fromEntries(raisedAgain.map((column) => [column, raised[column]])) } : raised);
+      resolvedOnly.delete(id);
+    } else if (isResolved(event)) {
+      const id = event.data.issueId.toLowerCase();
+      const raised = upserts.get(id);
+      if (raised) upserts.set(id, { ...raised, resolved: true, updated_at: at(event) });
+      else resolvedOnly.set(id, at(event));
+    }
+  }
+  const rows = [...upserts.values()];
+  const merge = raisedAgain.map((column) => `${column} = excluded.${column}`).join(', ');
+  await insertRows(sql, schema, 'validation_issues', rows, `on conflict (id) do update set ${merge}`);
+  if (resolvedOnly.size > 0) {
+    await sql.query(
+      `update ${tableIn(schema, 'validation_issues')} issues set resolved = true, updated_at = resolved.at
+       from unnest($1::uuid[], $2::timestamptz[]) as resolved(id, at) where issues.id = resolved.id`,
+      [[...resolvedOnly.keys()], [...resolvedOnly.values()].map((date) => date.toISOString())],
+    );
+  }
+}
