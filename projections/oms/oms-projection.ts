@@ -5,33 +5,37 @@ import {
   type StockReserved,
   type StockShipped,
 } from '../../commands/oms/inventory.ts';
-import { orderAggregate, type OrderEvent } from '../../commands/oms/order.ts';
+import {
+  orderAggregate,
+  type OrderConfirmed,
+  type OrderEvent,
+  type OrderRejected,
+  type OrderStatusChanged,
+} from '../../commands/oms/order.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
+import { mapperOf, projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
+import { knexRow } from '../record-set.ts';
+import { applyOmsBatch } from './oms-batch.ts';
 import { omsMigrations } from './oms-migrations.ts';
+import { at, historyRow, orderMoves, placedOrder, reservationEffects, scope, type HistoryEntry } from './oms-rows.ts';
 
-type OmsEvent = OrderEvent | InventoryEvent;
+export type OmsEvent = OrderEvent | InventoryEvent;
 
-const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
-const scope = (event: RecordedEvent) => ({ tenant_id: event.envelope.tenantId, org_id: event.envelope.orgId });
+const history = (event: RecordedEvent, { table }: ProjectionContext, entry: HistoryEntry) =>
+  table('order_status_history').insert(historyRow(event, entry)).onConflict(['order_id', 'offset']).ignore();
 
-const history = (
-  event: RecordedEvent,
-  { table }: ProjectionContext,
-  row: { status: string; requested_status?: string; outcome: string; reason?: string },
-) =>
-  table('order_status_history')
-    .insert({ order_id: event.envelope.aggregateId, offset: event.position.offset, at: at(event), ...row })
-    .onConflict(['order_id', 'offset'])
-    .ignore();
+const moveOf = mapperOf(orderMoves);
 
-const moveOrder = async (event: RecordedEvent, context: ProjectionContext, status: string, changes: Record<string, unknown> = {}) => {
+const moveOrder = async (event: RecordedEvent<OrderConfirmed | OrderRejected | OrderStatusChanged>, context: ProjectionContext) => {
+  const { status, changes } = moveOf(event);
   await context
     .table('orders')
     .where({ id: event.envelope.aggregateId })
-    .update({ status, updated_at: at(event), ...changes });
+    .update(knexRow({ status, updated_at: at(event), ...changes }));
   await history(event, context, { status, outcome: 'applied' });
 };
+
+const effectOf = mapperOf(reservationEffects);
 
 /**
  * Moves the levels of a reservation's lines by a multiple of each quantity (`available += a × q`,
@@ -40,10 +44,8 @@ const moveOrder = async (event: RecordedEvent, context: ProjectionContext, statu
 const reservation = async (
   event: RecordedEvent<StockReserved | StockReleased | StockShipped>,
   { db, schema, table }: ProjectionContext,
-  status: 'held' | 'released' | 'shipped',
-  a: number,
-  r: number,
 ) => {
+  const { status, a, r } = effectOf(event);
   for (const line of event.data.lines) {
     await db.raw(
       `insert into ??.stock_levels (tenant_id, org_id, variant_id, location_id, available, reserved, updated_at) values (?, ?, ?, ?, ?, ?, ?)
@@ -69,42 +71,16 @@ const reservation = async (
 
 const handlers: EventHandlers<OmsEvent> = {
   OrderPlaced: async (event, context) => {
-    const { data } = event;
     await context
       .table('orders')
-      .insert({
-        id: data.orderId,
-        ...scope(event),
-        status: 'pending',
-        idempotency_key: data.idempotencyKey,
-        currency: data.currency,
-        customer_id: data.customerId,
-        sales_channel: data.salesChannel,
-        platform: data.platform,
-        payment_provider: data.paymentProvider,
-        payment_transaction_id: data.paymentTransactionId,
-        payment_status: 'pending',
-        subtotal: data.subtotal,
-        discount_total: data.discountTotal,
-        shipping_total: data.shippingTotal,
-        tax_total: data.taxTotal,
-        total: data.total,
-        tags: JSON.stringify(data.tags),
-        line_items: JSON.stringify(data.lines),
-        created_at: at(event),
-        updated_at: at(event),
-      })
+      .insert(knexRow(placedOrder(event)))
       .onConflict('id')
       .ignore();
     await history(event, context, { status: 'pending', outcome: 'applied' });
   },
-  OrderConfirmed: (event, context) => moveOrder(event, context, 'confirmed', { payment_status: event.data.paymentStatus }),
-  OrderRejected: (event, context) =>
-    moveOrder(event, context, 'rejected', {
-      payment_status: 'voided',
-      rejection: JSON.stringify({ reason: event.data.reason, message: event.data.message, line_index: event.data.lineIndex }),
-    }),
-  OrderStatusChanged: (event, context) => moveOrder(event, context, event.data.to),
+  OrderConfirmed: moveOrder,
+  OrderRejected: moveOrder,
+  OrderStatusChanged: moveOrder,
   OrderStatusChangeRejected: (event, context) =>
     history(event, context, {
       status: event.data.current,
@@ -129,10 +105,10 @@ const handlers: EventHandlers<OmsEvent> = {
       })
       .onConflict(['tenant_id', 'org_id', 'variant_id', 'location_id'])
       .merge(['available', 'updated_at']),
-  StockReserved: (event, context) => reservation(event, context, 'held', -1, 1),
+  StockReserved: reservation,
   StockReservationRefused: async () => undefined,
-  StockReleased: (event, context) => reservation(event, context, 'released', 1, -1),
-  StockShipped: (event, context) => reservation(event, context, 'shipped', 0, -1),
+  StockReleased: reservation,
+  StockShipped: reservation,
 };
 
 /** Orders with their status history, stock locations and stock levels, as /api/v1/oms reads them. */
@@ -141,4 +117,5 @@ export const omsProjection: Projection = projectionOf({
   topics: [orderAggregate.events, inventoryAggregate.events],
   migrations: omsMigrations,
   handlers,
+  applyBatch: applyOmsBatch,
 });

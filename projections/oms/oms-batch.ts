@@ -1,0 +1,162 @@
+import type { RecordedEvent } from '../../ledger/message.ts';
+import { mapperOf, type BatchContext } from '../../ledger/projection.ts';
+import { firstOfEachId, insertRows, tableIn, type Row } from '../record-set.ts';
+import type { OmsEvent } from './oms-projection.ts';
+import { at, historyRow, orderMoves, placedOrder, reservationEffects, scope, type OrderMove } from './oms-rows.ts';
+
+const moveOf = mapperOf(orderMoves);
+const effectOf = mapperOf(reservationEffects);
+
+/** A stock level after the batch's events: `absolute` once a StockAdjusted set its available units. */
+type LevelFold = {
+  row: {
+    tenant_id: string;
+    org_id: string;
+    variant_id: string;
+    location_id: string;
+    available: number;
+    reserved: number;
+    updated_at: Date;
+  };
+  absolute: boolean;
+};
+
+/** An order's moves in the batch: all of them, and those after its placement in the batch (if it was placed in it). */
+type OrderMoves = { all: (OrderMove & { at: Date })[]; placedAt?: number };
+
+const lastOf = (moves: (OrderMove & { at: Date })[]) => {
+  const last = moves[moves.length - 1];
+  if (!last) return undefined;
+  const changes = Object.assign({}, ...moves.map((move) => move.changes)) as OrderMove['changes'];
+  return { status: last.status, updated_at: last.at, payment_status: changes.payment_status ?? null, rejection: changes.rejection ?? null };
+};
+
+/**
+ * The oms's batch form, folded in memory in log order without a read: one insert per table, orders' moves as one
+ * update (a move before the order's placement in the batch only counts for an order that was there already, as event
+ * by event), reservation statuses as one upsert of each's last, and stock levels as their net movement (a StockAdjusted
+ * sets the available units, the moves after it add to them).
+ */
+export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, schema }: BatchContext): Promise<void> {
+  const history: Row[] = [];
+  const placed: ReturnType<typeof placedOrder>[] = [];
+  const moves = new Map<string, OrderMoves>();
+  const locations: (Row & { id: string })[] = [];
+  const reservations = new Map<string, { order_id: string; status: string; updated_at: Date }>();
+  const levels = new Map<string, LevelFold>();
+  const movesOf = (orderId: string) =>
+    moves.get(orderId.toLowerCase()) ?? moves.set(orderId.toLowerCase(), { all: [] }).get(orderId.toLowerCase())!;
+  const level = (event: RecordedEvent, variantId: string, locationId: string) => {
+    const key = [event.envelope.tenantId, event.envelope.orgId, variantId, locationId].join('|').toLowerCase();
+    const row = { ...scope(event), variant_id: variantId, location_id: locationId, available: 0, reserved: 0, updated_at: at(event) };
+    return levels.get(key) ?? levels.set(key, { row, absolute: false }).get(key)!;
+  };
+
+  for (const event of events) {
+    switch (event.type) {
+      case 'OrderPlaced': {
+        placed.push(placedOrder(event));
+        const orderMoves = movesOf(event.data.orderId);
+        orderMoves.placedAt ??= orderMoves.all.length;
+        history.push(historyRow(event, { status: 'pending', outcome: 'applied' }));
+        break;
+      }
+      case 'OrderConfirmed':
+      case 'OrderRejected':
+      case 'OrderStatusChanged': {
+        const move = moveOf(event);
+        movesOf(event.envelope.aggregateId).all.push({ ...move, at: at(event) });
+        history.push(historyRow(event, { status: move.status, outcome: 'applied' }));
+        break;
+      }
+      case 'OrderStatusChangeRejected': {
+        const { current, requested, reason } = event.data;
+        history.push(historyRow(event, { status: current, requested_status: requested, outcome: 'rejected', reason }));
+        break;
+      }
+      case 'StockLocationCreated':
+        locations.push({ id: event.data.locationId, ...scope(event), name: event.data.name, created_at: at(event) });
+        break;
+      case 'StockAdjusted': {
+        const fold = level(event, event.data.variantId, event.data.locationId);
+        Object.assign(fold.row, { available: event.data.available, updated_at: at(event) });
+        fold.absolute = true;
+        break;
+      }
+      case 'StockReserved':
+      case 'StockReleased':
+      case 'StockShipped': {
+        const { status, a, r } = effectOf(event);
+        for (const line of event.data.lines) {
+          const fold = level(event, line.variantId, line.locationId);
+          Object.assign(fold.row, {
+            available: fold.row.available + a * line.quantity,
+            reserved: fold.row.reserved + r * line.quantity,
+            updated_at: at(event),
+          });
+        }
+        reservations.set(event.data.orderId.toLowerCase(), { order_id: event.data.orderId, status, updated_at: at(event) });
+        break;
+      }
+      case 'StockReservationRefused':
+        break;
+      default: {
+        const exhaustive: never = event;
+        return exhaustive;
+      }
+    }
+  }
+
+  await insertRows(sql, schema, 'stock_locations', firstOfEachId(locations), 'on conflict (id) do nothing');
+  const inserted = new Set<string>();
+  const orders = firstOfEachId(placed);
+  if (orders.length > 0) {
+    const { rows } = await sql.query<{ id: string }>(
+      `insert into ${tableIn(schema, 'orders')} select * from jsonb_populate_recordset(null::${tableIn(schema, 'orders')}, $1::jsonb)
+       on conflict (id) do nothing returning id`,
+      [JSON.stringify(orders)],
+    );
+    for (const { id } of rows) inserted.add(id.toLowerCase());
+  }
+  const updates = [...moves].flatMap(([id, { all, placedAt }]) => {
+    // Event by event, a move before the order's insert updated nothing unless the order was there already.
+    const applied = inserted.has(id) && placedAt !== undefined ? all.slice(placedAt) : all;
+    const final = lastOf(applied);
+    return final ? [{ id, ...final }] : [];
+  });
+  if (updates.length > 0) {
+    await sql.query(
+      `update ${tableIn(schema, 'orders')} o set status = m.status, updated_at = m.updated_at,
+         payment_status = coalesce(m.payment_status, o.payment_status), rejection = coalesce(m.rejection, o.rejection)
+       from jsonb_to_recordset($1::jsonb) as m(id uuid, status text, updated_at timestamptz, payment_status text, rejection jsonb)
+       where o.id = m.id`,
+      [JSON.stringify(updates)],
+    );
+  }
+  const entries = [...new Map(history.map((row) => [`${String(row.order_id).toLowerCase()}|${String(row.offset)}`, row])).values()];
+  await insertRows(sql, schema, 'order_status_history', entries, 'on conflict (order_id, "offset") do nothing');
+  await insertRows(
+    sql,
+    schema,
+    'stock_reservations',
+    [...reservations.values()],
+    'on conflict (order_id) do update set status = excluded.status, updated_at = excluded.updated_at',
+  );
+  const key = 'on conflict (tenant_id, org_id, variant_id, location_id) do update set';
+  const moved = 'reserved = stock_levels.reserved + excluded.reserved, updated_at = excluded.updated_at';
+  const folds = [...levels.values()];
+  await insertRows(
+    sql,
+    schema,
+    'stock_levels',
+    folds.filter((f) => f.absolute).map((f) => f.row),
+    `${key} available = excluded.available, ${moved}`,
+  );
+  await insertRows(
+    sql,
+    schema,
+    'stock_levels',
+    folds.filter((f) => !f.absolute).map((f) => f.row),
+    `${key} available = stock_levels.available + excluded.available, ${moved}`,
+  );
+}
