@@ -1,6 +1,7 @@
 import type { ProductEvent } from '../../commands/catalog/product.ts';
 import type { VariantRecord } from '../../commands/quality/product-facts.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
+import { getOrAdd } from '../get-or-add.ts';
 import { createdProduct, mediaRow, updatedColumns, variantRow, type ProductRow } from './product-rows.ts';
 
 /** A product as the tables hold it before the batch: its row (if any), its variants, whether it has media. */
@@ -72,10 +73,10 @@ function fold(product: FoldedProduct, event: RecordedEvent<ProductEvent>): void 
 export function foldProducts(stored: Map<string, StoredProduct>, events: RecordedEvent<ProductEvent>[]): Map<string, FoldedProduct> {
   const folded = new Map([...stored].map(([id, product]) => [id, startingFrom(product)]));
   for (const event of events) {
-    const id = idKey(event.data.productId);
-    const product = folded.get(id) ?? startingFrom(undefined);
-    folded.set(id, product);
-    fold(product, event);
+    fold(
+      getOrAdd(folded, idKey(event.data.productId), () => startingFrom(undefined)),
+      event,
+    );
   }
   return folded;
 }

@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { mapperOf, type BatchContext } from '../../ledger/projection.ts';
+import { getOrAdd } from '../get-or-add.ts';
 import { firstOfEachId, insertRows, tableIn, type Row } from '../record-set.ts';
 import type { OmsEvent } from './oms-projection.ts';
 import { at, historyRow, orderMoves, placedOrder, reservationEffects, scope, type OrderMove } from './oms-rows.ts';
@@ -27,7 +28,7 @@ type OrderMoves = { all: (OrderMove & { at: Date })[]; placedAt?: number };
 const lastOf = (moves: (OrderMove & { at: Date })[]) => {
   const last = moves[moves.length - 1];
   if (!last) return undefined;
-  const changes = Object.assign({}, ...moves.map((move) => move.changes)) as OrderMove['changes'];
+  const changes = moves.reduce<OrderMove['changes']>((all, move) => ({ ...all, ...move.changes }), {});
   return { status: last.status, updated_at: last.at, payment_status: changes.payment_status ?? null, rejection: changes.rejection ?? null };
 };
 
@@ -44,13 +45,12 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
   const locations: (Row & { id: string })[] = [];
   const reservations = new Map<string, { order_id: string; status: string; updated_at: Date }>();
   const levels = new Map<string, LevelFold>();
-  const movesOf = (orderId: string) =>
-    moves.get(orderId.toLowerCase()) ?? moves.set(orderId.toLowerCase(), { all: [] }).get(orderId.toLowerCase())!;
-  const level = (event: RecordedEvent, variantId: string, locationId: string) => {
-    const key = [event.envelope.tenantId, event.envelope.orgId, variantId, locationId].join('|').toLowerCase();
-    const row = { ...scope(event), variant_id: variantId, location_id: locationId, available: 0, reserved: 0, updated_at: at(event) };
-    return levels.get(key) ?? levels.set(key, { row, absolute: false }).get(key)!;
-  };
+  const movesOf = (orderId: string) => getOrAdd(moves, orderId.toLowerCase(), () => ({ all: [] }));
+  const level = (event: RecordedEvent, variantId: string, locationId: string) =>
+    getOrAdd(levels, [event.envelope.tenantId, event.envelope.orgId, variantId, locationId].join('|').toLowerCase(), () => ({
+      row: { ...scope(event), variant_id: variantId, location_id: locationId, available: 0, reserved: 0, updated_at: at(event) },
+      absolute: false,
+    }));
 
   for (const event of events) {
     switch (event.type) {
