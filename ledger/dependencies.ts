@@ -15,9 +15,24 @@ export class UnavailableError extends Error {
 }
 
 type Probe = () => Promise<void>;
-type State = { up: boolean; since: number; error?: string };
+type State = { up: boolean; since: number; error?: string; failures: number };
 
 const PROBE_TIMEOUT_MS = 1_500;
+/**
+ * A dependency that refuses the connection is down at once; one that is only slow to answer must miss this many
+ * probes in a row: on a busy machine a probe can wait its turn past the timeout while the dependency is fine, and
+ * a circuit that opens on that refuses writes that would have succeeded.
+ */
+const SLOW_PROBES_TO_DOWN = 3;
+
+/** Whether the dependency is certainly not there (nothing listens), as opposed to slow. */
+export const isRefused = (error: unknown): boolean => {
+  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (e.code === 'ECONNREFUSED' || (typeof e.message === 'string' && e.message.includes('ECONNREFUSED'))) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+};
 
 const withTimeout = (work: Promise<void>, ms: number): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -38,7 +53,7 @@ export class DependencyMonitor {
   constructor(
     private readonly probes: Record<DependencyName, Probe>,
     private readonly log: Logger,
-    private readonly intervalMs = 1_000,
+    private readonly timing: { intervalMs: number; timeoutMs: number } = { intervalMs: 1_000, timeoutMs: PROBE_TIMEOUT_MS },
     private readonly closers: (() => Promise<void>)[] = [],
   ) {}
 
@@ -46,7 +61,7 @@ export class DependencyMonitor {
     await this.probeAll();
     const loop = () => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.probeAll().finally(loop), this.intervalMs);
+      this.timer = setTimeout(() => void this.probeAll().finally(loop), this.timing.intervalMs);
     };
     loop();
   }
@@ -87,19 +102,24 @@ export class DependencyMonitor {
     await Promise.all(
       (Object.entries(this.probes) as [DependencyName, Probe][]).map(async ([name, probe]) => {
         try {
-          await withTimeout(probe(), PROBE_TIMEOUT_MS);
+          await withTimeout(probe(), this.timing.timeoutMs);
           this.record(name, true);
         } catch (error) {
-          this.record(name, false, errorField(error).message);
+          this.record(name, false, errorField(error).message, isRefused(error));
         }
       }),
     );
   }
 
-  private record(name: DependencyName, up: boolean, error?: string): void {
+  private record(name: DependencyName, answered: boolean, error?: string, refused = false): void {
     const before = this.states.get(name);
-    if (before && before.up === up) return;
-    this.states.set(name, { up, since: Date.now(), error });
+    const failures = answered ? 0 : (before?.failures ?? 0) + 1;
+    const up = answered || (before !== undefined && before.up && !refused && failures < SLOW_PROBES_TO_DOWN);
+    if (before && before.up === up) {
+      this.states.set(name, { ...before, failures });
+      return;
+    }
+    this.states.set(name, { up, since: Date.now(), error, failures });
     if (!before && up) return;
     if (up) this.log.warn({ dependency: name }, `${name} is reachable again`);
     else this.log.error({ dependency: name, error }, `${name} is unreachable`);
@@ -148,7 +168,7 @@ export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string
   const postgresProbe = async () => {
     await pool.query('select 1');
   };
-  return new DependencyMonitor({ kafka: kafkaProbe, registry: registryProbe, postgres: postgresProbe }, log, 1_000, [
+  return new DependencyMonitor({ kafka: kafkaProbe, registry: registryProbe, postgres: postgresProbe }, log, undefined, [
     async () => admin?.disconnect(),
     () => pool.end(),
   ]);
