@@ -49,13 +49,14 @@ describe('DependencyMonitor (the circuit of the edge)', () => {
     // Each probe sees what the previous ones left: the state before the 1st, 2nd, 3rd and 4th slow probe.
     const seen: boolean[] = [];
     let slow = false;
-    let monitor: DependencyMonitor | undefined;
+    const watched: { monitor?: DependencyMonitor } = {};
     const kafka = async () => {
       if (!slow) return;
-      seen.push(monitor?.isUp('kafka') ?? true);
+      seen.push(watched.monitor?.isUp('kafka') ?? true);
       throw new Error('no answer within 5 ms');
     };
-    ({ monitor } = await start(kafka));
+    const { monitor } = await start(kafka);
+    watched.monitor = monitor;
     try {
       slow = true;
       await until(() => seen.length >= 4);
