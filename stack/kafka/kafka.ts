@@ -162,7 +162,7 @@ export async function spawnBroker(site: BrokerSite, log: Log): Promise<number> {
     stackDir,
     name: 'kafka',
     command: java,
-    args: ['-Xmx512m', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', ...jvmArgs, MAIN_CLASS, serverProps],
+    args: ['-Xmx1g', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', ...jvmArgs, MAIN_CLASS, serverProps],
     logFile: consoleLogFile(stackDir),
   });
 }

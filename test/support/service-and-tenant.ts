@@ -20,7 +20,7 @@ export function useServiceAndTenant(options: ServiceOptions | (() => ServiceOpti
     service = await startService(typeof options === 'function' ? options() : options);
     tenant = await newTenant(service.baseUrl);
   });
-  afterAll(() => service?.stop());
+  afterAll(() => service?.discard());
 
   const started = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the service starts in beforeAll: read it inside a hook or a test');

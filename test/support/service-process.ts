@@ -4,6 +4,8 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 
@@ -22,6 +24,8 @@ export type Service = {
   stop: () => Promise<void>;
   /** Crash (SIGKILL): nothing gets a chance to flush. */
   kill: () => Promise<void>;
+  /** Stops it and removes what it left on the shared stack (its topics and database), so a long run does not pile them up. */
+  discard: () => Promise<void>;
   restart: () => Promise<void>;
   /** The pid of the running service process (it changes on restart); undefined before the first start. */
   pid: () => number | undefined;
@@ -35,6 +39,30 @@ const freePort = () =>
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
+
+/** A test service's topics and database, once it has stopped: best effort, as a cleanup may find the stack busy. */
+async function removeLeftovers(brokers: string, namespace: string, databaseUrl: string): Promise<void> {
+  const admin = new Kafka({ clientId: 'test-cleanup', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  try {
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+  } catch {
+    // the next run's stack start is not affected by what is left
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  const client = new pg.Client({ connectionString: withDatabase(databaseUrl, 'postgres') });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
+  } catch {
+    // as above
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
 
 export const uniqueName = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 
@@ -112,6 +140,10 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     env,
     stop: () => terminate('SIGTERM'),
     kill: () => terminate('SIGKILL'),
+    discard: async () => {
+      await terminate('SIGTERM');
+      await removeLeftovers(env.KAFKA_BROKERS ?? '', namespace, databaseUrl);
+    },
     restart: launch,
     pid: () => child?.pid,
   };
