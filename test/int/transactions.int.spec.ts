@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { inTransaction, isTransientTransactionError, retryTransient, transactionalProducer } from '../../ledger/kafka.ts';
+import { ensureTopics, inTransaction, isTransientTransactionError, retryTransient, transactionalProducer } from '../../ledger/kafka.ts';
+import { topic as topicSpec } from '../../ledger/topics.ts';
 
 /**
  * The coordinator answers CONCURRENT_TRANSACTIONS to a transaction whose first step is AddOffsetsToTxn while the
@@ -18,7 +19,8 @@ describe('transactions on the real broker', () => {
     kafka = new Kafka({ clientId: 'int-transactions', brokers: inject('stack').kafkaBrokers, logLevel: logLevel.NOTHING });
     admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    // ensureTopics rides out KRaft answering the leader check before the new topic's metadata has spread.
+    await ensureTopics(admin, '', [topicSpec(topic, 'events', 'key')], 3, 1_000_000);
     producer = transactionalProducer(kafka, `int-transactions-${randomUUID()}`);
     await producer.connect();
   });
