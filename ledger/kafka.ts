@@ -100,9 +100,10 @@ export async function retryTransient<T>(step: () => Promise<T>, onRetry: (error:
  */
 export function supervisedConsumer(kafka: Kafka, config: ConsumerConfig, signals: PartSignals): Consumer {
   const consumer = kafka.consumer({
-    // A crashed instance's members hold the group until their session expires; 10 s rather than 30 s.
+    // A crashed instance's members hold the group until their session expires; 10 s rather than 30 s, with a
+    // heartbeat every 3 s (a third of it: an idle service's 13 consumers cost 6.8 -> 5.9 % of a core with 1 s).
     sessionTimeout: 10_000,
-    heartbeatInterval: 1_000,
+    heartbeatInterval: 3_000,
     // A fetch answers as soon as a record is there; the wait only bounds how often an idle consumer asks again
     // (measured: c=1 p50 12.4 -> 11.9 ms, service idle CPU 8.9 -> 6.8 % of a core, Kafka CPU per write 2.8 -> 1.8 ms).
     maxWaitTimeInMs: 1_000,
