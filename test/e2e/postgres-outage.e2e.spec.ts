@@ -17,6 +17,12 @@ import {
   type Answer,
 } from '../support/private-outage.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.ts';
+import {
+  expectAlwaysLive,
+  expectAnsweredWithin,
+  expectReadinessThrough,
+  readyAgain as readyAgainOf,
+} from '../support/outage-assertions.ts';
 import { startServiceProcess, uniqueName, type Service } from '../support/service-process.ts';
 
 const WARM_UP_MS = 4_000;
@@ -79,7 +85,7 @@ const readAs = (shop: Shop, path: string): Promise<Answer> =>
 const healedAt = (): number =>
   Math.min(...sent.filter((s) => s.kind === 'write' && timeline.after(s) && isAcknowledged(s)).map((s) => s.answeredAt));
 const enoughRequests = (): boolean => Date.now() > timeline.back + HEAL_WITHIN_MS || Date.now() > healedAt() + KEEP_WRITING_AFTER_HEAL_MS;
-const readyAgain = (): Answer | undefined => health.ready.find((p) => timeline.after(p) && p.status === 200 && p.body?.status === 'ready');
+const readyAgain = (): Answer | undefined => readyAgainOf(health, timeline);
 
 beforeAll(async () => {
   postgres = await startPrivatePostgres('postgres-outage');
@@ -146,42 +152,15 @@ describe('postgres outage', () => {
   });
 
   it(`answers each request during the outage within ${FAST_503_MS / 1000} s`, () => {
-    const slow = sent.filter((s) => timeline.during(s) && s.answeredAt - s.sentAt >= FAST_503_MS);
-    expect(
-      firstOf(slow.map(timeline.show)),
-      `${slow.length} requests during the outage answered after ${FAST_503_MS} ms or not at all`,
-    ).toEqual([]);
+    expectAnsweredWithin(sent, timeline, FAST_503_MS, 'requests');
   });
 
   it('is not ready while Postgres is down, naming postgres, and ready again after its return', () => {
-    const before = health.ready.filter((p) => p.answeredAt < timeline.stopping).at(-1);
-    expect.soft(before?.status, `the last readiness probe before the stop: ${before && timeline.show(before)}`).toBe(200);
-    const down = health.ready.filter((p) => p.sentAt >= timeline.stopped + READINESS_NOTICE_MS && p.sentAt < timeline.starting);
-    expect.soft(down.length, 'readiness probes during the outage').toBeGreaterThanOrEqual(10);
-    const wrong = down.filter((p) => !(p.status === 503 && p.body?.status === 'not_ready' && p.body?.failing?.includes('postgres')));
-    expect
-      .soft(
-        firstOf(wrong.map((p) => `${timeline.show(p)} ${JSON.stringify(p.body)?.slice(0, 300)}`)),
-        `${wrong.length} of ${down.length} readiness probes during the outage not 503 not_ready failing postgres`,
-      )
-      .toEqual([]);
-    const again = readyAgain();
-    const last = health.ready.at(-1);
-    expect
-      .soft(
-        again ? again.answeredAt - timeline.back : Infinity,
-        `ms from the return to 200 ready; last probe: ${last && `${timeline.show(last)} ${JSON.stringify(last.body)}`}`,
-      )
-      .toBeLessThanOrEqual(HEAL_WITHIN_MS);
+    expectReadinessThrough(health, timeline, 'postgres', { noticeMs: READINESS_NOTICE_MS, healWithinMs: HEAL_WITHIN_MS });
   });
 
   it('stays alive throughout: /health/live answers 200 in every probe', () => {
-    expect(health.live.length).toBeGreaterThan(20);
-    const down = health.live.filter((p) => p.status !== 200);
-    expect(
-      firstOf(down.map(timeline.show)),
-      `${down.length} of ${health.live.length} liveness probes not answered 200; ${tally(down)}`,
-    ).toEqual([]);
+    expectAlwaysLive(health, timeline);
   });
 
   it(`writes again within ${HEAL_WITHIN_MS / 1000} s of the return, without a restart`, () => {
