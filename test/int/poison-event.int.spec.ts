@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import knexFactory, { type Knex } from 'knex';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,6 +12,7 @@ import { projectionOf } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
 import { namespaced } from '../../ledger/topics.ts';
+import { publishBrandsCreated, until } from '../support/brand-events.ts';
 
 /**
  * A projection that cannot apply an event (a bug, a column too small) must say which event, in one line, retry with
@@ -48,45 +49,7 @@ describe('a projection that fails on one event', () => {
     },
   });
 
-  const publish = async (names: string[]) => {
-    const producer = new Kafka({ brokers: inject('stack').kafkaBrokers, clientId: 'poison-test', logLevel: logLevel.NOTHING }).producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    await producer.connect();
-    const brandId = randomUUID();
-    const messages = await Promise.all(
-      names.map(async (name, index) => ({
-        key: brandId,
-        value: await codec.encode(
-          topic,
-          { type: 'BrandCreated', data: { brandId, name, description: null, logoUrl: null } },
-          {
-            eventId: randomUUID(),
-            eventType: 'BrandCreated',
-            aggregateId: brandId,
-            tenantId: randomUUID(),
-            orgId: randomUUID(),
-            actor: { userId: null, email: null, ip: null },
-            occurredAt: 1_000 + index,
-            correlationId: 'poison-test',
-            causationId: randomUUID(),
-            schemaVersion: 1,
-          },
-        ),
-      })),
-    );
-    // One key: one partition, in this order.
-    await producer.send({ topic, acks: -1, messages });
-    await producer.disconnect();
-  };
-
-  const until = async (what: string, condition: () => Promise<boolean> | boolean) => {
-    for (let i = 0; i < 600; i++) {
-      if (await condition()) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`never: ${what}`);
-  };
+  const publish = (names: string[]) => publishBrandsCreated(codec, topic, names, 'poison-test');
 
   beforeAll(async () => {
     const stack = inject('stack');

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { inject } from 'vitest';
+import type { EventCodec } from '../../ledger/event-codec.ts';
+
+/**
+ * Publishes one BrandCreated per name, all of one brand (one key: one partition, in this order), straight onto an
+ * events topic, as a processor would have: for tests of what the projection runner does with them.
+ */
+export async function publishBrandsCreated(codec: EventCodec, topic: string, names: string[], correlationId: string): Promise<void> {
+  const producer = new Kafka({ brokers: inject('stack').kafkaBrokers, clientId: correlationId, logLevel: logLevel.NOTHING }).producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  await producer.connect();
+  const brandId = randomUUID();
+  const messages = await Promise.all(
+    names.map(async (name, index) => ({
+      key: brandId,
+      value: await codec.encode(
+        topic,
+        { type: 'BrandCreated', data: { brandId, name, description: null, logoUrl: null } },
+        {
+          eventId: randomUUID(),
+          eventType: 'BrandCreated',
+          aggregateId: brandId,
+          tenantId: randomUUID(),
+          orgId: randomUUID(),
+          actor: { userId: null, email: null, ip: null },
+          occurredAt: 1_000 + index,
+          correlationId,
+          causationId: randomUUID(),
+          schemaVersion: 1,
+        },
+      ),
+    })),
+  );
+  await producer.send({ topic, acks: -1, messages });
+  await producer.disconnect();
+}
+
+/** Polls `condition` every 100 ms for up to a minute; fails naming `what` if it never holds. */
+export async function until(what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`never: ${what}`);
+}
