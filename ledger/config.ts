@@ -31,6 +31,16 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /** The connection provider (a Unified.to-style API); `npm start` runs the stand-in when unset (stack/unified). */
+  UNIFIED_API_URL: z.string().url().optional(),
+  UNIFIED_API_TOKEN: z.string().default('dev-unified-token'),
+  UNIFIED_WORKSPACE_ID: z.string().default('dev-workspace'),
+  /** Where the provider and the tenant's browser reach this service (webhook subscriptions, OAuth return). */
+  PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
+  /** Signs the OAuth `state`; a random one per process when unset (states then do not survive a restart). */
+  INTEGRATION_STATE_SECRET: z.string().min(16).optional(),
+  /** How long one call to the provider may take before it counts as a timeout. */
+  UNIFIED_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 export type Config = z.infer<typeof configSchema>;
