@@ -31,8 +31,8 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
-  /** The connection provider (a Unified.to-style API); `npm start` runs the stand-in when unset (stack/unified). */
-  UNIFIED_API_URL: z.string().url().optional(),
+  /** The connection provider (a Unified.to-style API); the default is where `npm start` runs the stand-in (stack/unified). */
+  UNIFIED_API_URL: z.string().url().default('http://127.0.0.1:18090'),
   UNIFIED_API_TOKEN: z.string().default('dev-unified-token'),
   UNIFIED_WORKSPACE_ID: z.string().default('dev-workspace'),
   /** Where the provider and the tenant's browser reach this service (webhook subscriptions, OAuth return). */
