@@ -1,0 +1,22 @@
+import type { ProjectionMigration } from '../../ledger/projection.ts';
+import { instant, ownedRecord } from '../table-columns.ts';
+
+export const connectionsMigrations: ProjectionMigration[] = [
+  {
+    name: '001-connections',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).createTable('connections', (t) => {
+        ownedRecord(t);
+        t.text('unified_connection_id').notNullable().unique();
+        t.text('provider').notNullable();
+        t.text('category').notNullable();
+        t.text('status').notNullable();
+        t.text('status_reason');
+        t.text('webhook_subscription_id');
+        instant(t, 'created_at');
+        instant(t, 'updated_at');
+        t.index(['tenant_id', 'org_id', 'status', 'created_at']);
+      });
+    },
+  },
+];
