@@ -42,7 +42,7 @@ export interface UnifiedStandIn {
   failNext(connectionId: string, count: number, status?: number): void;
   /** The next `count` calls answer 429, with `Retry-After` only when `retryAfterSeconds` is given. */
   rateLimitNext(connectionId: string, count: number, retryAfterSeconds?: number): void;
-  /** Every answer of the connection waits `delayMs` (0: no delay). */
+  /** Every answer of the connection waits `delayMs` (0: no delay); the call still takes effect, only its answer is late. */
   slow(connectionId: string, delayMs: number): void;
   /** Every call of the connection answers `status` until `restore`. */
   revoke(connectionId: string, status?: RevokedStatus): void;
@@ -358,12 +358,13 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       });
     },
     createConnection,
-    connection: (id) => connections.get(id),
+    connection: (id) => structuredClone(connections.get(id)),
     failAuth(on = true) {
       authFails = on;
     },
-    items: (connectionId) => [...(items.get(connectionId)?.values() ?? [])],
-    subscriptions: (connectionId) => [...webhooks.values()].filter((w) => connectionId === undefined || w.connection_id === connectionId),
+    items: (connectionId) => structuredClone([...(items.get(connectionId)?.values() ?? [])]),
+    subscriptions: (connectionId) =>
+      structuredClone([...webhooks.values()].filter((w) => connectionId === undefined || w.connection_id === connectionId)),
     requests: (connectionId) => log.filter((entry) => connectionId === undefined || entry.connectionId === connectionId),
     resetLog() {
       log = [];
