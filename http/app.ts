@@ -15,6 +15,7 @@ import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
 import categoryRoutes from './routes/categories.ts';
+import integrationRoutes, { integrationsPlugin, oauthReturnRoutes } from './routes/integrations.ts';
 import mediaRoutes from './routes/media.ts';
 import inventoryRoutes from './routes/inventory.ts';
 import orderRoutes from './routes/orders.ts';
@@ -101,6 +102,10 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
     return reply.code(ready ? 200 : 503).send(ready ? { status: 'ready', checks } : { status: 'not_ready', failing, checks });
   });
 
+  // The connection provider's client and the OAuth state signer; the provider returns the browser to a public route.
+  await app.register(integrationsPlugin, { config, logger });
+  await app.register(oauthReturnRoutes);
+
   await app.register(
     async (api) => {
       apiScope(api);
@@ -123,6 +128,13 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       await api.register(inventoryRoutes);
     },
     { prefix: '/api/v1/oms' },
+  );
+  await app.register(
+    async (api) => {
+      apiScope(api);
+      await api.register(integrationRoutes, { config });
+    },
+    { prefix: '/api/v1/integrations' },
   );
   return app;
 }
