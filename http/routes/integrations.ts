@@ -232,13 +232,11 @@ export default async function integrationRoutes(fastify: FastifyInstance, { conf
       }
       const chosen = request.body.category ?? state?.category ?? 'commerce';
       const row = await saveConnection(app, request, { unifiedConnectionId, category: chosen, provider: named }, 'body.connection_id');
-      return reply
-        .code(201)
-        .send({
-          status: 'success' as const,
-          message: `${row.provider} connection ${row.id} is ACTIVE; background sync is activated`,
-          connection: toConnection(row),
-        });
+      return reply.code(201).send({
+        status: 'success' as const,
+        message: `${row.provider} connection ${row.id} is ACTIVE; background sync is activated`,
+        connection: toConnection(row),
+      });
     },
   });
 
