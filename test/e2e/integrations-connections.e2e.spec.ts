@@ -317,6 +317,20 @@ describe('the connection lifecycle', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('describes every integrations endpoint, the browser return as public', async () => {
+    const document = await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json();
+    expect(Object.keys(document.paths['/api/v1/integrations/auth-url'])).toEqual(['post']);
+    expect(Object.keys(document.paths['/api/v1/integrations/callback'])).toEqual(['post']);
+    expect(document.paths['/api/v1/integrations/callback'].post.requestBody.content['application/json'].schema.required).toEqual([
+      'connection_id',
+    ]);
+    expect(Object.keys(document.paths['/api/v1/integrations/connections'])).toContain('get');
+    expect(Object.keys(document.paths['/api/v1/integrations/connections/{id}']).sort()).toEqual(['delete', 'get']);
+    expect(document.paths[RETURN_PATH].get.security).toEqual([]);
+  });
+});
+
 describe('with the provider unreachable', () => {
   const down = useServiceAndTenant({
     // Nothing listens on port 9 (discard) here: every call is refused at once.
