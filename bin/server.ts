@@ -1,5 +1,6 @@
 import { aggregates } from '../commands/index.ts';
 import { eventRoutes } from '../consumers/index.ts';
+import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
 import { loadConfig } from '../ledger/config.ts';
 import { createLogger } from '../ledger/logger.ts';
@@ -9,7 +10,12 @@ import { projections } from '../projections/index.ts';
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
-  const app = await buildApp(config, logger, { aggregates, routes: eventRoutes, projections });
+  const app = await buildApp(config, logger, {
+    aggregates,
+    routes: eventRoutes,
+    projections,
+    workers: integrationWorkers(config),
+  });
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await app.close();

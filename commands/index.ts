@@ -5,6 +5,9 @@ import { taxonomyAggregate } from './catalog/taxonomy.ts';
 import { connectionAggregate } from './integrations/connection.ts';
 import { inventoryAggregate } from './oms/inventory.ts';
 import { orderAggregate } from './oms/order.ts';
+import { itemPushAggregate } from './integrations/item-push.ts';
+import { productPushAggregate } from './integrations/product-push.ts';
+import { deadLettersOf, pushDeadLetterAggregate } from './integrations/push-dead-letter.ts';
 import { assessmentsOf, productQualityAggregate } from './quality/product-quality.ts';
 import { skuUsageAggregate } from './quality/sku-usage.ts';
 
@@ -19,4 +22,8 @@ export const aggregates: readonly SomeAggregate[] = [
   orderAggregate,
   inventoryAggregate,
   connectionAggregate,
+  productPushAggregate,
+  // A push that cannot succeed is filed in the dead-letter topic in the same transaction as the failure that ends it.
+  followedBy(itemPushAggregate, pushDeadLetterAggregate, deadLettersOf),
+  pushDeadLetterAggregate,
 ];

@@ -21,6 +21,7 @@ import inventoryRoutes from './routes/inventory.ts';
 import orderRoutes from './routes/orders.ts';
 import productRoutes from './routes/products.ts';
 import statsRoutes from './routes/stats.ts';
+import { productPushRoutes, syncStatusRoutes } from './routes/sync.ts';
 import templateRoutes from './routes/templates.ts';
 import validationRoutes from './routes/validation.ts';
 
@@ -133,8 +134,17 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
     async (api) => {
       apiScope(api);
       await api.register(integrationRoutes, { config });
+      await api.register(syncStatusRoutes);
     },
     { prefix: '/api/v1/integrations' },
+  );
+  // Push and webhook sit under /unified without a version (the spec); the push is authenticated like /api.
+  await app.register(
+    async (api) => {
+      apiScope(api);
+      await api.register(productPushRoutes);
+    },
+    { prefix: '/unified' },
   );
   return app;
 }

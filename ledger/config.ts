@@ -41,6 +41,10 @@ const configSchema = z.object({
   INTEGRATION_STATE_SECRET: z.string().min(16).optional(),
   /** How long one call to the provider may take before it counts as a timeout. */
   UNIFIED_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** How long a product push claimed by a worker is left alone before it may be tried again (covers a crash mid-push). */
+  PUSH_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /** Calls in flight to one connection at most. */
+  PUSH_PER_CONNECTION: z.coerce.number().int().min(1).max(256).default(8),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -14,10 +14,24 @@ import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
 import { readinessOf, type Readiness } from './readiness.ts';
-import { Supervisor, type Part } from './supervisor.ts';
+import { Supervisor, type Part, type PartSignals } from './supervisor.ts';
+
+/** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
+export type WorkerDeps = { db: Knex; bus: CommandBus; logger: Logger; dependencies: DependencyMonitor };
+
+/**
+ * A stream processor whose work is a side effect outside the ledger (a call to a platform): it reads its queue from a
+ * read model and reports every outcome as a command, so what it did is in the log like everything else.
+ */
+export type Worker = { name: string; create: (deps: WorkerDeps, signals: PartSignals) => Part };
 
 /** What the ledger runs, composed by the caller: the aggregates' single writers, the stream processors and the read models. */
-export type LedgerModules = { aggregates: readonly SomeAggregate[]; routes: readonly EventRoute[]; projections: readonly Projection[] };
+export type LedgerModules = {
+  aggregates: readonly SomeAggregate[];
+  routes: readonly EventRoute[];
+  projections: readonly Projection[];
+  workers?: readonly Worker[];
+};
 
 export type Runtime = {
   kafka: Kafka;
@@ -31,7 +45,11 @@ export type Runtime = {
 };
 
 /** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
-export async function startRuntime(config: Config, logger: Logger, { aggregates, routes, projections }: LedgerModules): Promise<Runtime> {
+export async function startRuntime(
+  config: Config,
+  logger: Logger,
+  { aggregates, routes, projections, workers = [] }: LedgerModules,
+): Promise<Runtime> {
   const namespace = config.LEDGER_NAMESPACE;
   const allTopics = topicsOf(aggregates);
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
@@ -105,6 +123,12 @@ export async function startRuntime(config: Config, logger: Logger, { aggregates,
       await edge.stop();
       await bus.close();
     });
+    await startAll(
+      workers.map((worker) => ({
+        name: `${worker.name}-worker`,
+        create: (signals) => worker.create({ db, bus, logger, dependencies }, signals),
+      })),
+    );
     // A request waiting on a dependency that just went away would only time out: answer it now.
     dependencies.onChange((name, up) => {
       if (up) return;

@@ -2,9 +2,17 @@ import type { Projection } from '../ledger/projection.ts';
 import { auditProjection } from './audit/audit-projection.ts';
 import { catalogProjection } from './catalog/catalog-projection.ts';
 import { connectionsProjection } from './integrations/connections-projection.ts';
+import { pushProjection } from './integrations/push-projection.ts';
 import { omsProjection } from './oms/oms-projection.ts';
 import { validationProjection } from './validation/validation-projection.ts';
 
-export const projections: Projection[] = [catalogProjection, auditProjection, validationProjection, omsProjection, connectionsProjection];
+export const projections: Projection[] = [
+  catalogProjection,
+  auditProjection,
+  validationProjection,
+  omsProjection,
+  connectionsProjection,
+  pushProjection,
+];
 
 export const projectionNamed = (name: string): Projection | undefined => projections.find((p) => p.name === name);

@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import { connectionAggregate } from '../../commands/integrations/connection.ts';
+import { itemPushAggregate, type RecordItemPushed } from '../../commands/integrations/item-push.ts';
+import type { Aggregate } from '../../ledger/aggregate.ts';
+import type { Command, CommandInput, Event } from '../../ledger/message.ts';
+import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
+import type { Part, PartSignals } from '../../ledger/supervisor.ts';
+import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import { loadCommerceItems, productReference } from './commerce-item.ts';
+import { ProviderError, type CommerceItem, type ConnectionProvider } from './provider.ts';
+import { claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
+
+export type PushWorkerOptions = {
+  provider: () => ConnectionProvider & { close(): Promise<void> };
+  /** Where the platform's webhook deliveries reach us: `<PUBLIC_BASE_URL>/unified/webhook`. */
+  hookUrl: string;
+  /** How long a claimed item is left alone before another attempt may take it (it covers a crash mid-push). */
+  leaseMs: number;
+  /** Calls in flight to one connection at most: a slow platform holds up only its own items. */
+  perConnection: number;
+};
+
+/** The platform events that become orders (the inbound receiver maps them): subscribed on every active connection. */
+export const ORDER_WEBHOOKS = [
+  { object_type: 'commerce_order', event: 'created' },
+  { object_type: 'commerce_order', event: 'updated' },
+] as const;
+
+const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
+const IDLE_POLL_MS = 250;
+const WEBHOOK_RETRY_MS = 10_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Owner = { tenant_id: string; org_id: string };
+type PushTarget = Omit<RecordItemPushed['data'], 'remoteId' | 'created'>;
+
+/**
+ * Pushes products to the platforms: claims due items from the push queue (projections/integrations/push-projection.ts),
+ * makes the provider calls, and reports each outcome to the item's push aggregate, which counts attempts and schedules
+ * retries. It also subscribes every active connection to the platform's order events. It heals by itself: a failed
+ * claim is tried again, an outcome it could not report is left to the item's lease.
+ */
+class PushWorker implements Part {
+  private provider?: ConnectionProvider & { close(): Promise<void> };
+  private loop?: Promise<void>;
+  private stopping = false;
+  private wake?: () => void;
+  private readonly inFlight = new Map<string, number>();
+  private readonly pausedUntil = new Map<string, number>();
+  private readonly webhookTriedAt = new Map<string, number>();
+  private readonly log;
+  private readonly throttled;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly options: PushWorkerOptions,
+    private readonly signals: PartSignals,
+  ) {
+    this.log = deps.logger.child({ component: 'push-worker' });
+    this.throttled = new ThrottledLog(this.log);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.provider = this.options.provider();
+    this.loop = this.run();
+    this.signals.running();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    while ([...this.inFlight.values()].some((n) => n > 0)) await sleep(20);
+    await this.provider?.close();
+  }
+
+  private async run(): Promise<void> {
+    let lastWebhookCheck = 0;
+    while (!this.stopping) {
+      let claimed = 0;
+      try {
+        if (Date.now() - lastWebhookCheck >= 1_000) {
+          lastWebhookCheck = Date.now();
+          await this.subscribeWebhooks();
+        }
+        claimed = await this.claimAndPush();
+      } catch (error) {
+        this.throttled.write('warn', 'push-claim', { err: errorField(error) }, 'push worker could not claim work; trying again');
+        await sleep(1_000);
+      }
+      if (claimed === 0 && !this.stopping)
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, IDLE_POLL_MS);
+        });
+    }
+  }
+
+  private async claimAndPush(): Promise<number> {
+    const now = Date.now();
+    const excluded = new Set([...this.inFlight].filter(([, n]) => n >= this.options.perConnection).map(([id]) => id));
+    for (const [id, until] of this.pausedUntil) {
+      if (until > now) excluded.add(id);
+      else this.pausedUntil.delete(id);
+    }
+    const { perConnection, leaseMs } = this.options;
+    const claimed = await claimDueItems(this.deps.db, { perConnection, excluded: [...excluded], leaseMs });
+    if (claimed.length === 0) return 0;
+    const items = await loadCommerceItems(
+      this.deps.db,
+      claimed.filter((c) => c.desired_action === 'UPSERT').map((c) => c.product_id),
+    );
+    for (const claim of claimed) {
+      this.inFlight.set(claim.connection_id, (this.inFlight.get(claim.connection_id) ?? 0) + 1);
+      void this.pushOne(claim, items.get(claim.product_id)).finally(() => {
+        this.inFlight.set(claim.connection_id, (this.inFlight.get(claim.connection_id) ?? 1) - 1);
+        this.wake?.();
+      });
+    }
+    return claimed.length;
+  }
+
+  private async pushOne(claim: ClaimedItem, item: CommerceItem | undefined): Promise<void> {
+    const target: PushTarget = {
+      itemPushId: claim.item_push_id,
+      connectionId: claim.connection_id,
+      productId: claim.product_id,
+      action: claim.desired_action,
+      seq: Number(claim.desired_seq),
+    };
+    try {
+      const { remoteId, created } = await this.perform(claim, item);
+      await this.send(claim, itemPushAggregate, { type: 'RecordItemPushed', data: { ...target, remoteId, created } });
+    } catch (error) {
+      if (!(error instanceof ProviderError)) {
+        // Nothing reported (the ledger or the database is away): the lease runs out and the item is tried again.
+        this.throttled.write('warn', 'push-report', { err: errorField(error) }, 'push outcome not reported; the item will be retried');
+        return;
+      }
+      await this.failed(claim, target, error).catch((reportError: unknown) =>
+        this.throttled.write(
+          'warn',
+          'push-report',
+          { err: errorField(reportError) },
+          'push failure not reported; the item will be retried',
+        ),
+      );
+    }
+  }
+
+  private async failed(claim: ClaimedItem, target: PushTarget, error: ProviderError): Promise<void> {
+    // A revoked or unknown connection (any 404 reaching here is the connection's: item 404s are handled in `perform`).
+    if (error.kind === 'auth' || error.kind === 'not_found') {
+      this.pausedUntil.set(claim.connection_id, Date.now() + 5_000);
+      await this.send(claim, connectionAggregate, {
+        type: 'MarkConnectionAuthFailed',
+        data: { connectionId: claim.connection_id, reason: error.message },
+      });
+      return;
+    }
+    if (error.kind === 'rate_limited') this.pausedUntil.set(claim.connection_id, Date.now() + (error.retryAfterMs ?? 1_000));
+    await this.send(claim, itemPushAggregate, {
+      type: 'RecordItemPushFailed',
+      data: {
+        ...target,
+        reason: error.message,
+        httpStatus: error.status ?? null,
+        retryable: error.retryable,
+        retryAfterMs: error.retryAfterMs ?? null,
+        jitter: Math.random(),
+      },
+    });
+  }
+
+  /** The calls one item needs; the platform's item id afterwards (null once deleted) and whether this created it. */
+  private async perform(claim: ClaimedItem, item: CommerceItem | undefined): Promise<{ remoteId: string | null; created: boolean }> {
+    const provider = this.provider;
+    if (!provider) throw new Error('push worker not started');
+    const connection = claim.unified_connection_id;
+    let remoteId = claim.remote_id;
+    if (remoteId === null && claim.create_was_started) {
+      remoteId = (await provider.findItemByReference(connection, productReference(claim.product_id)))?.id ?? null;
+    }
+    if (claim.desired_action === 'DELETE') {
+      if (remoteId !== null) await provider.deleteItem(connection, remoteId);
+      return { remoteId: null, created: false };
+    }
+    // Deleted since it was requested: its removal is requested too, and comes next.
+    if (!item) return { remoteId, created: false };
+    if (remoteId !== null) {
+      try {
+        await provider.updateItem(connection, remoteId, item);
+        return { remoteId, created: false };
+      } catch (error) {
+        if (!(error instanceof ProviderError && error.kind === 'not_found')) throw error;
+        // Gone from the platform (removed there by hand, say): it is created again.
+        await markCreateStarted(this.deps.db, claim.item_push_id);
+      }
+    }
+    const created = await provider.createItem(connection, item);
+    return { remoteId: created.id, created: true };
+  }
+
+  private async subscribeWebhooks(): Promise<void> {
+    const provider = this.provider;
+    if (!provider) return;
+    const wanted = ORDER_WEBHOOKS.map((w) => `${w.object_type}:${w.event}`);
+    const now = Date.now();
+    for (const connection of await connectionsNeedingWebhooks(this.deps.db, wanted)) {
+      if (now - (this.webhookTriedAt.get(connection.id) ?? 0) < WEBHOOK_RETRY_MS) continue;
+      this.webhookTriedAt.set(connection.id, now);
+      try {
+        const existing = await provider.listWebhooks(connection.unified_connection_id);
+        for (const hook of ORDER_WEBHOOKS) {
+          if (connection.subscribed.includes(`${hook.object_type}:${hook.event}`)) continue;
+          const same = existing.find(
+            (e) => e.hook_url === this.options.hookUrl && e.object_type === hook.object_type && e.event === hook.event,
+          );
+          const subscription =
+            same ??
+            (await provider.createWebhook({ connection_id: connection.unified_connection_id, hook_url: this.options.hookUrl, ...hook }));
+          await this.send(connection, connectionAggregate, {
+            type: 'RecordWebhookSubscription',
+            data: { connectionId: connection.id, subscriptionId: subscription.id, objectType: hook.object_type, event: hook.event },
+          });
+        }
+        this.webhookTriedAt.delete(connection.id);
+      } catch (error) {
+        if (error instanceof ProviderError && (error.kind === 'auth' || error.kind === 'not_found')) {
+          await this.send(connection, connectionAggregate, {
+            type: 'MarkConnectionAuthFailed',
+            data: { connectionId: connection.id, reason: error.message },
+          });
+        } else {
+          this.throttled.write('warn', 'webhook-subscribe', { err: errorField(error) }, 'webhook subscription failed; trying again');
+        }
+      }
+    }
+  }
+
+  private async send<C extends Command, E extends Event, S>(
+    owner: Owner,
+    aggregate: Aggregate<C, E, S>,
+    { type, data }: CommandInput<NoInfer<C>>,
+  ): Promise<void> {
+    const metadata = {
+      commandId: randomUUID(),
+      tenantId: owner.tenant_id,
+      orgId: owner.org_id,
+      actor: SYSTEM_ACTOR,
+      issuedAt: Date.now(),
+      correlationId: randomUUID(),
+    };
+    await this.deps.bus.post(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata } as Command);
+  }
+}
+
+/** The product push to every active connection, with its provider client made afresh on every (re)start. */
+export const pushWorker = (options: PushWorkerOptions): Worker => ({
+  name: 'push',
+  create: (deps, signals) => new PushWorker(deps, options, signals),
+});

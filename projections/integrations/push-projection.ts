@@ -1,0 +1,249 @@
+import type { Knex } from 'knex';
+import { productAggregate, type ProductEvent } from '../../commands/catalog/product.ts';
+import { connectionAggregate, type ConnectionEvent } from '../../commands/integrations/connection.ts';
+import { itemPushAggregate, itemPushIdOf, type ItemPushEvent, type PushAction } from '../../commands/integrations/item-push.ts';
+import { productPushAggregate, type ProductPushEvent } from '../../commands/integrations/product-push.ts';
+import type { LogPosition, RecordedEvent } from '../../ledger/message.ts';
+import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
+import { pushMigrations } from './push-migrations.ts';
+
+/**
+ * The push queue: which product is wanted on which connection, and what the platform has. A catalog change or an
+ * explicit request adds one request to the item of every active connection of the product's tenant and org; a
+ * connection's (re)activation requests every product it has (the initial sync); the push worker's reported outcomes
+ * (item push events) say what was pushed. The worker claims the items whose requests are ahead of their pushes.
+ */
+type PushEvent = ProductEvent | ProductPushEvent | ConnectionEvent | ItemPushEvent;
+
+const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
+const owner = (event: RecordedEvent) => ({ tenant_id: event.envelope.tenantId, org_id: event.envelope.orgId });
+
+type ProductPosition = Pick<LogPosition, 'topic' | 'partition' | 'offset'>;
+
+const activeConnections = (ctx: ProjectionContext, event: RecordedEvent): Promise<{ id: string }[]> =>
+  ctx
+    .table('connections')
+    .where({ ...owner(event), status: 'ACTIVE' })
+    .select('id');
+
+/** One more request for the product on each of `connectionIds`; `initial` marks the requests of an initial sync. */
+async function request(
+  ctx: ProjectionContext,
+  event: RecordedEvent,
+  productId: string,
+  connectionIds: string[],
+  action: PushAction,
+  position: ProductPosition,
+  initial = false,
+): Promise<void> {
+  if (connectionIds.length === 0) return;
+  const rows = connectionIds.map((connectionId) => ({
+    item_push_id: itemPushIdOf(connectionId, productId),
+    connection_id: connectionId,
+    product_id: productId,
+    ...owner(event),
+    desired_action: action,
+    desired_seq: 1,
+    product_topic: position.topic,
+    product_partition: position.partition,
+    product_offset: position.offset,
+    initial_seq: initial ? 1 : null,
+  }));
+  const items = `${ctx.schema}.items`;
+  await ctx.db
+    .table(items)
+    .insert(rows)
+    .onConflict('item_push_id')
+    .merge({
+      desired_action: action,
+      desired_seq: ctx.db.raw('??.desired_seq + 1', [items]),
+      product_topic: position.topic,
+      product_partition: position.partition,
+      product_offset: position.offset,
+      ...(initial ? { initial_seq: ctx.db.raw('??.desired_seq + 1', [items]) } : {}),
+    });
+}
+
+/** A change of the product: it is wanted as it now is on every active connection. */
+async function changed(event: RecordedEvent<ProductEvent>, ctx: ProjectionContext): Promise<void> {
+  const { productId } = event.data;
+  await ctx
+    .table('products')
+    .insert({ id: productId, ...owner(event), deleted: false, ...positionRow(event.position) })
+    .onConflict('id')
+    .merge(['deleted', 'topic', 'partition', 'offset']);
+  const connections = await activeConnections(ctx, event);
+  await request(
+    ctx,
+    event,
+    productId,
+    connections.map((c) => c.id),
+    'UPSERT',
+    event.position,
+  );
+}
+
+const positionRow = ({ topic, partition, offset }: ProductPosition) => ({ topic, partition, offset });
+
+/** The product is to be removed from every platform it was pushed to (whatever the connection's status now). */
+async function removeEverywhere(ctx: ProjectionContext, productId: string, position: ProductPosition): Promise<void> {
+  await ctx
+    .table('items')
+    .where({ product_id: productId })
+    .update({
+      desired_action: 'DELETE',
+      desired_seq: ctx.db.raw('desired_seq + 1'),
+      product_topic: position.topic,
+      product_partition: position.partition,
+      product_offset: position.offset,
+    });
+}
+
+type ProductRow = { id: string; deleted: boolean; topic: string; partition: number; offset: string };
+
+const productEvents: EventHandlers<ProductEvent> = {
+  ProductCreated: changed,
+  ProductUpdated: changed,
+  VariantAdded: changed,
+  MediaAdded: changed,
+  ProductDeleted: async (event, ctx) => {
+    await ctx
+      .table('products')
+      .where({ id: event.data.productId })
+      .update({ deleted: true, ...positionRow(event.position) });
+    await removeEverywhere(ctx, event.data.productId, event.position);
+  },
+};
+
+const productPushEvents: EventHandlers<ProductPushEvent> = {
+  ProductPushRequested: async (event, ctx) => {
+    const { productId, action } = event.data;
+    const product = (await ctx
+      .table('products')
+      .where({ id: productId, ...owner(event) })
+      .first()) as ProductRow | undefined;
+    if (!product) return;
+    if (action === 'DELETE') return removeEverywhere(ctx, productId, product);
+    if (product.deleted) return;
+    const connections = await activeConnections(ctx, event);
+    await request(
+      ctx,
+      event,
+      productId,
+      connections.map((c) => c.id),
+      'UPSERT',
+      product,
+    );
+  },
+};
+
+/** The initial sync of a connection just (re)activated: one request for every product of its tenant and org. */
+async function initialSync(event: RecordedEvent, ctx: ProjectionContext, connectionId: string): Promise<void> {
+  const products = (await ctx
+    .table('products')
+    .where({ ...owner(event), deleted: false })
+    .select()) as ProductRow[];
+  await ctx.table('items').where({ connection_id: connectionId }).update({ initial_seq: null, leased_until: null });
+  for (const product of products) await request(ctx, event, product.id, [connectionId], 'UPSERT', product, true);
+  await ctx.table('connections').where({ id: connectionId }).update({ initial_total: products.length });
+}
+
+const connectionEvents: EventHandlers<ConnectionEvent> = {
+  ConnectionSaved: async (event, ctx) => {
+    const { connectionId, unifiedConnectionId } = event.data;
+    const row = { id: connectionId, ...owner(event), unified_connection_id: unifiedConnectionId, status: 'ACTIVE', status_reason: null };
+    await ctx
+      .table('connections')
+      .insert({ ...row, activated_at: at(event) })
+      .onConflict('id')
+      .merge({ ...row, activated_at: at(event) });
+    await initialSync(event, ctx, connectionId);
+  },
+  ConnectionDisconnected: (event, ctx) =>
+    ctx.table('connections').where({ id: event.data.connectionId }).update({ status: 'DISCONNECTED' }),
+  ConnectionAuthFailed: (event, ctx) =>
+    ctx.table('connections').where({ id: event.data.connectionId }).update({ status: 'AUTH_FAILED', status_reason: event.data.reason }),
+  ConnectionWebhookSubscribed: (event, ctx) =>
+    ctx
+      .table('webhooks')
+      .insert({
+        connection_id: event.data.connectionId,
+        object_type: event.data.objectType,
+        event: event.data.event,
+        subscription_id: event.data.subscriptionId,
+      })
+      .onConflict(['connection_id', 'object_type', 'event'])
+      .merge(['subscription_id']),
+};
+
+/**
+ * An outcome may be read before the request it answers (a rebuild reads the topics in no common order): it then makes
+ * the row, so the remote id it names is never forgotten.
+ */
+const outcomeRow = (event: RecordedEvent<ItemPushEvent>, db: Knex.Transaction) => ({
+  item_push_id: event.data.itemPushId,
+  connection_id: event.data.connectionId,
+  product_id: event.data.productId,
+  ...owner(event),
+  desired_action: 'UPSERT',
+  desired_seq: 0,
+  product_topic: '',
+  product_partition: 0,
+  product_offset: db.raw('0'),
+});
+
+const itemPushEvents: EventHandlers<ItemPushEvent> = {
+  ItemPushed: async (event, ctx) => {
+    const { seq, remoteId, action } = event.data;
+    const items = `${ctx.schema}.items`;
+    await ctx
+      .table('items')
+      .insert({ ...outcomeRow(event, ctx.db), desired_seq: seq, pushed_seq: seq, remote_id: remoteId, last_pushed_at: at(event) })
+      .onConflict('item_push_id')
+      .merge({
+        pushed_seq: ctx.db.raw('greatest(??.pushed_seq, ?)', [items, seq]),
+        remote_id: action === 'DELETE' ? null : remoteId,
+        failures: 0,
+        dead_lettered: false,
+        next_attempt_at: null,
+        last_pushed_at: at(event),
+        leased_until: null,
+        create_started: false,
+      });
+  },
+  ItemPushFailed: async (event, ctx) => {
+    const { attempt, deadLettered, retryAt, reason, httpStatus, action } = event.data;
+    const items = `${ctx.schema}.items`;
+    const outcome = {
+      failures: attempt,
+      dead_lettered: deadLettered,
+      next_attempt_at: retryAt === null ? null : new Date(retryAt),
+      last_error: reason,
+      last_http_status: httpStatus,
+      last_failed_at: at(event),
+      leased_until: null,
+    };
+    await ctx
+      .table('items')
+      .insert({ ...outcomeRow(event, ctx.db), ...outcome, create_started: action === 'UPSERT' })
+      .onConflict('item_push_id')
+      .merge({
+        ...outcome,
+        // A create that failed may still have landed (an answer lost on the way): look before creating again.
+        create_started: ctx.db.raw('??.create_started or (??.remote_id is null and ?)', [items, items, action === 'UPSERT']),
+      });
+  },
+  ItemPushRedriven: (event, ctx) =>
+    ctx
+      .table('items')
+      .where({ item_push_id: event.data.itemPushId })
+      .update({ failures: 0, dead_lettered: false, next_attempt_at: null, leased_until: null }),
+};
+
+/** The push queue and the sync status of every connection, as the push worker and GET …/connections/{id}/sync read them. */
+export const pushProjection: Projection = projectionOf<PushEvent>({
+  name: 'push',
+  topics: [productAggregate.events, productPushAggregate.events, connectionAggregate.events, itemPushAggregate.events],
+  migrations: pushMigrations,
+  handlers: { ...productEvents, ...productPushEvents, ...connectionEvents, ...itemPushEvents },
+});

@@ -1,0 +1,55 @@
+import { expect } from 'vitest';
+import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
+import type { Tenant } from './client.ts';
+
+export { startUnifiedStandIn, type UnifiedStandIn };
+
+/** Polls `read` until `done` holds for what it returns (or the deadline passes, then the last value is asserted on). */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    value = await read();
+  }
+  return value;
+}
+
+/** Connects a fresh stand-in connection to the tenant through the callback; the connection's internal id. */
+export async function connect(
+  tenant: Tenant,
+  standIn: UnifiedStandIn,
+  integrationType = 'shopify',
+): Promise<{ id: string; unified: string }> {
+  const unified = standIn.createConnection(integrationType);
+  const saved = await tenant.request('POST', '/api/v1/integrations/callback', { connection_id: unified });
+  expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+  const list = await tenant.request('GET', '/api/v1/integrations/connections');
+  const connection = list.body.connections.find((c: { unified_connection_id: string }) => c.unified_connection_id === unified);
+  expect(connection).toBeDefined();
+  return { id: connection.id as string, unified };
+}
+
+export const syncOf = (tenant: Tenant, connectionId: string) =>
+  tenant.request('GET', `/api/v1/integrations/connections/${connectionId}/sync`).then((r) => {
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body;
+  });
+
+/** Waits until the connection has nothing pending or retrying (and its initial sync is complete). */
+export const settled = (tenant: Tenant, connectionId: string, timeoutMs?: number) =>
+  eventually(
+    () => syncOf(tenant, connectionId),
+    (s) => s.initial_sync.complete && s.items.pending === 0 && s.items.retrying === 0,
+    timeoutMs,
+  );
+
+export async function createProduct(tenant: Tenant, title: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const created = await tenant.request('POST', '/api/v1/pim/products', { title, description: `${title} described`, ...extra });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created.body.id as string;
+}
+
+/** The stand-in's items of a connection that carry our reference to `productId`. */
+export const remoteItemsOf = (standIn: UnifiedStandIn, unified: string, productId: string) =>
+  standIn.items(unified).filter((item) => item.metadata?.some((m) => m.value === `cl:${productId}`));
