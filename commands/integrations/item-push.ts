@@ -11,7 +11,7 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
 
 export type PushAction = 'UPSERT' | 'DELETE';
 
-/** Attempts before a retryable failure is dead-lettered (about 17 minutes of backoff in all). */
+/** Attempts before a retryable failure is dead-lettered (about 2 minutes of backoff in all). */
 export const MAX_PUSH_ATTEMPTS = 8;
 export const FIRST_RETRY_MS = 1_000;
 export const MAX_RETRY_MS = 5 * 60_000;
