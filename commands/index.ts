@@ -5,6 +5,7 @@ import { taxonomyAggregate } from './catalog/taxonomy.ts';
 import { connectionAggregate } from './integrations/connection.ts';
 import { inventoryAggregate } from './oms/inventory.ts';
 import { orderAggregate } from './oms/order.ts';
+import { inboxAggregate } from './integrations/inbox.ts';
 import { itemPushAggregate } from './integrations/item-push.ts';
 import { productPushAggregate } from './integrations/product-push.ts';
 import { deadLettersOf, pushDeadLetterAggregate } from './integrations/push-dead-letter.ts';
@@ -26,4 +27,5 @@ export const aggregates: readonly SomeAggregate[] = [
   // A push that cannot succeed is filed in the dead-letter topic in the same transaction as the failure that ends it.
   followedBy(itemPushAggregate, pushDeadLetterAggregate, deadLettersOf),
   pushDeadLetterAggregate,
+  inboxAggregate,
 ];

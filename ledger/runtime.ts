@@ -17,7 +17,16 @@ import { readinessOf, type Readiness } from './readiness.ts';
 import { Supervisor, type Part, type PartSignals } from './supervisor.ts';
 
 /** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
-export type WorkerDeps = { db: Knex; bus: CommandBus; logger: Logger; dependencies: DependencyMonitor };
+export type WorkerDeps = {
+  db: Knex;
+  bus: CommandBus;
+  logger: Logger;
+  dependencies: DependencyMonitor;
+  /** For a worker that consumes a topic itself (its own consumer group, under the namespace). */
+  kafka: Kafka;
+  codec: EventCodec;
+  namespace: string;
+};
 
 /**
  * A stream processor whose work is a side effect outside the ledger (a call to a platform): it reads its queue from a
@@ -126,7 +135,7 @@ export async function startRuntime(
     await startAll(
       workers.map((worker) => ({
         name: `${worker.name}-worker`,
-        create: (signals) => worker.create({ db, bus, logger, dependencies }, signals),
+        create: (signals) => worker.create({ db, bus, logger, dependencies, kafka, codec, namespace }, signals),
       })),
     );
     // A request waiting on a dependency that just went away would only time out: answer it now.
