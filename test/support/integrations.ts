@@ -53,3 +53,22 @@ export async function createProduct(tenant: Tenant, title: string, extra: Record
 /** The stand-in's items of a connection that carry our reference to `productId`. */
 export const remoteItemsOf = (standIn: UnifiedStandIn, unified: string, productId: string) =>
   standIn.items(unified).filter((item) => item.metadata?.some((m) => m.value === `cl:${productId}`));
+
+/**
+ * `connect`, then waits until its webhook subscriptions are made and its initial sync has settled: a fault injected
+ * afterwards meets the item pushes a test makes, not these calls.
+ */
+export async function connectQuietly(
+  tenant: Tenant,
+  standIn: UnifiedStandIn,
+  integrationType?: string,
+): Promise<{ id: string; unified: string }> {
+  const connection = await connect(tenant, standIn, integrationType);
+  const hooks = await eventually(
+    async () => standIn.subscriptions(connection.unified),
+    (s) => s.length === 2,
+  );
+  expect(hooks).toHaveLength(2);
+  expect((await settled(tenant, connection.id)).items).toMatchObject({ pending: 0, retrying: 0 });
+  return connection;
+}
