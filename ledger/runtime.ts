@@ -22,6 +22,8 @@ export type WorkerDeps = {
   bus: CommandBus;
   logger: Logger;
   dependencies: DependencyMonitor;
+  /** Calls `listener` whenever the named live projection applies more of the log (a worker's queue may have grown). */
+  onProgress: (projection: string, listener: () => void) => () => void;
   /** For a worker that consumes a topic itself (its own consumer group, under the namespace). */
   kafka: Kafka;
   codec: EventCodec;
@@ -135,7 +137,20 @@ export async function startRuntime(
     await startAll(
       workers.map((worker) => ({
         name: `${worker.name}-worker`,
-        create: (signals) => worker.create({ db, bus, logger, dependencies, kafka, codec, namespace }, signals),
+        create: (signals) =>
+          worker.create(
+            {
+              db,
+              bus,
+              logger,
+              dependencies,
+              kafka,
+              codec,
+              namespace,
+              onProgress: (projection, listener) => waiter.onProgress(projection, listener),
+            },
+            signals,
+          ),
       })),
     );
     // A request waiting on a dependency that just went away would only time out: answer it now.

@@ -6,6 +6,8 @@ import type { Command, CommandInput, Event } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import type { Part, PartSignals } from '../../ledger/supervisor.ts';
 import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+import { pushProjection } from '../../projections/integrations/push-projection.ts';
 import { loadCommerceItems, productReference } from './commerce-item.ts';
 import { ProviderError, type CommerceItem, type ConnectionProvider } from './provider.ts';
 import { claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
@@ -27,7 +29,8 @@ export const ORDER_WEBHOOKS = [
 ] as const;
 
 const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
-const IDLE_POLL_MS = 250;
+/** Without news from the queue's projections; their progress wakes the worker at once. */
+const IDLE_POLL_MS = 2_000;
 const WEBHOOK_RETRY_MS = 10_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -44,7 +47,9 @@ class PushWorker implements Part {
   private provider?: ConnectionProvider & { close(): Promise<void> };
   private loop?: Promise<void>;
   private stopping = false;
-  private wake?: () => void;
+  private resolveIdle?: () => void;
+  private woken = false;
+  private unsubscribe: (() => void)[] = [];
   private readonly inFlight = new Map<string, number>();
   private readonly pausedUntil = new Map<string, number>();
   private readonly webhookTriedAt = new Map<string, number>();
@@ -63,13 +68,21 @@ class PushWorker implements Part {
   async start(): Promise<void> {
     this.stopping = false;
     this.provider = this.options.provider();
+    // New requests and reported outcomes reach the queue through the push projection; a request becomes due once the
+    // catalog projection shows its product.
+    this.unsubscribe = [
+      this.deps.onProgress(pushProjection.name, () => this.wakeUp()),
+      this.deps.onProgress(catalogProjection.name, () => this.wakeUp()),
+    ];
     this.loop = this.run();
     this.signals.running();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    this.unsubscribe = [];
+    this.wakeUp();
     await this.loop;
     while ([...this.inFlight.values()].some((n) => n > 0)) await sleep(20);
     await this.provider?.close();
@@ -89,13 +102,31 @@ class PushWorker implements Part {
         this.throttled.write('warn', 'push-claim', { err: errorField(error) }, 'push worker could not claim work; trying again');
         await sleep(1_000);
       }
-      if (claimed === 0 && !this.stopping)
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          setTimeout(resolve, IDLE_POLL_MS);
-        });
+      if (claimed === 0 && !this.stopping) await this.idle();
     }
   }
+
+  /** Waits for news (a projection's progress, a push finished) or the idle poll, whichever comes first. */
+  private idle(): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.wakeUp(), IDLE_POLL_MS);
+      this.resolveIdle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private readonly wakeUp = (): void => {
+    const resolve = this.resolveIdle;
+    this.resolveIdle = undefined;
+    if (resolve) resolve();
+    else this.woken = true;
+  };
 
   private async claimAndPush(): Promise<number> {
     const now = Date.now();
@@ -115,7 +146,7 @@ class PushWorker implements Part {
       this.inFlight.set(claim.connection_id, (this.inFlight.get(claim.connection_id) ?? 0) + 1);
       void this.pushOne(claim, items.get(claim.product_id)).finally(() => {
         this.inFlight.set(claim.connection_id, (this.inFlight.get(claim.connection_id) ?? 1) - 1);
-        this.wake?.();
+        this.wakeUp();
       });
     }
     return claimed.length;
