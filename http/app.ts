@@ -15,6 +15,8 @@ import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
 import categoryRoutes from './routes/categories.ts';
+import connectionLocationRoutes from './routes/connection-location.ts';
+import inboundRoutes from './routes/inbound.ts';
 import integrationRoutes, { integrationsPlugin, oauthReturnRoutes } from './routes/integrations.ts';
 import mediaRoutes from './routes/media.ts';
 import inventoryRoutes from './routes/inventory.ts';
@@ -22,6 +24,8 @@ import orderRoutes from './routes/orders.ts';
 import productRoutes from './routes/products.ts';
 import statsRoutes from './routes/stats.ts';
 import { productPushRoutes, syncStatusRoutes } from './routes/sync.ts';
+import { webhookReceiverRoutes } from './routes/webhook-receiver.ts';
+import webhookSecretRoutes, { webhookSecretsPlugin } from './routes/webhook-secret.ts';
 import templateRoutes from './routes/templates.ts';
 import validationRoutes from './routes/validation.ts';
 
@@ -106,6 +110,9 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
   // The connection provider's client and the OAuth state signer; the provider returns the browser to a public route.
   await app.register(integrationsPlugin, { config, logger });
   await app.register(oauthReturnRoutes);
+  // Platforms sign inbound webhooks with the connection owner's secret; the receiver is public and parses its own body.
+  await app.register(webhookSecretsPlugin, { config, logger });
+  await app.register(webhookReceiverRoutes);
 
   await app.register(
     async (api) => {
@@ -134,7 +141,10 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
     async (api) => {
       apiScope(api);
       await api.register(integrationRoutes, { config });
+      await api.register(webhookSecretRoutes);
       await api.register(syncStatusRoutes);
+      await api.register(connectionLocationRoutes);
+      await api.register(inboundRoutes);
     },
     { prefix: '/api/v1/integrations' },
   );

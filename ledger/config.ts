@@ -45,6 +45,17 @@ const configSchema = z.object({
   PUSH_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
   /** Calls in flight to one connection at most. */
   PUSH_PER_CONNECTION: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * Derives every tenant's inbound webhook secret (commands/integrations/webhook-secret.ts). Production must set it and
+   * keep it stable: changing it changes every tenant's secret at once. Unset: a fixed development key, with a warning.
+   */
+  WEBHOOK_SECRET_KEY: z.string().min(32).optional(),
+  /** How long a rotated-away webhook secret is still accepted. */
+  WEBHOOK_SECRET_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 60 * 60 * 1000),
 });
 
 export type Config = z.infer<typeof configSchema>;

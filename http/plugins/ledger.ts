@@ -21,7 +21,17 @@ export type Execute = <C extends Command, E extends Event, S>(
   aggregate: Aggregate<C, E, S>,
   command: CommandInput<NoInfer<C>>,
   idempotency?: IdempotentRequest,
-) => Promise<void>;
+  options?: ExecuteOptions,
+  // void: what a stand-in for the ledger may answer; the ledger's own execute always says what it appended.
+) => Promise<Executed | void>;
+
+/**
+ * `until`: `read-models` (default) returns once the live read models show the write; `committed` once the processor
+ * replies that its decision is committed to the log, for a caller that reads no read model of it afterwards.
+ */
+export type ExecuteOptions = { until?: 'read-models' | 'committed' };
+/** `positions`: where the decision's events are in the log; none when it appended nothing (or was a replay). */
+export type Executed = { positions: LogPosition[] };
 
 /** Appends a command and returns without waiting for its decision (202 endpoints). */
 export type Dispatch = <C extends Command, E extends Event, S>(
@@ -73,16 +83,20 @@ export const ledgerPlugin = fp(
         await admin.disconnect();
       }
     };
-    const execute: Execute = async (request, aggregate, { type, data }, idempotency) => {
-      runtime.dependencies.require('kafka', 'postgres');
+    const execute: Execute = async (request, aggregate, { type, data }, idempotency, options) => {
+      const untilCommitted = options?.until === 'committed';
+      runtime.dependencies.require(...(untilCommitted ? (['kafka'] as const) : (['kafka', 'postgres'] as const)));
       const metadata = { ...metadataOf(request), ...(idempotency ? { idempotency } : {}) };
       const reply = await runtime.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata });
       if (reply.outcome === 'rejected') throw deserializeDomainError(reply.error);
-      if (reply.outcome !== 'accepted') return;
+      if (reply.outcome !== 'accepted') return { positions: [] };
+      // The reply is written in the processor's transaction, so reading it (read_committed) means the events are committed.
+      if (untilCommitted) return { positions: reply.positions };
       // A retry of an accepted request writes nothing, and its original's events may not be in the read models yet
       // (that is why the client retried): wait for everything the log holds now, the original included.
       const replayed = idempotency && reply.positions.length === 0;
       await runtime.waiter.waitFor(replayed ? await logEnd(aggregate.events) : reply.positions, config.COMMAND_TIMEOUT_MS);
+      return { positions: reply.positions };
     };
     const dispatch: Dispatch = async (request, aggregate, { type, data }) => {
       runtime.dependencies.require('kafka');

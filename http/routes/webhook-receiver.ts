@@ -1,0 +1,160 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { inboxAggregate, inboxIdOf } from '../../commands/integrations/inbox.ts';
+import { ConflictError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
+import { findConnectionByUnifiedId } from '../../projections/integrations/connections-queries.ts';
+import { UnauthorizedError } from '../errors.ts';
+import { errorBody, text } from '../schemas.ts';
+
+export const WEBHOOK_PATH = '/unified/webhook';
+export const SIGNATURE_HEADER = 'x-unified-signature';
+
+const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Scopes no tenant has: an unknown connection still costs a secrets lookup, as a known one does. */
+const NO_ONE = { tenantId: '00000000-0000-0000-0000-000000000000', orgId: '00000000-0000-0000-0000-000000000000' };
+
+/** One message for an unknown connection and a wrong signature: the caller must not learn which ids exist. */
+const notVerified = () => new UnauthorizedError('the X-Unified-Signature does not verify for this body and connection');
+
+const nonBlank = (max: number) =>
+  text()
+    .max(max)
+    .refine((value) => value.trim().length > 0, 'must not be blank');
+
+const envelope = z.looseObject({
+  connection_id: nonBlank(255).describe("The provider's connection id; must be an ACTIVE connection"),
+  event: nonBlank(255).describe('The platform event kind, e.g. accounting.order.created; every kind is stored'),
+  data: z.record(z.string(), z.unknown()).describe('The event payload; `data.id` (string or number) keys the inbox'),
+});
+
+const externalIdSchema = z.union([text(), z.number()]).optional();
+
+const signatureHeaders = z.object({
+  [SIGNATURE_HEADER]: z.string().describe('Hex HMAC-SHA256 of the raw body, keyed with the webhook secret of the connection owner'),
+});
+
+const refused = (message: string, details: ErrorDetail[]) => new ValidationError(message, details);
+
+/** The body's bytes as JSON: strict UTF-8, then the envelope. */
+function parseEnvelope(raw: Buffer): z.infer<typeof envelope> {
+  let json: unknown;
+  try {
+    json = JSON.parse(utf8.decode(raw));
+  } catch {
+    throw refused('the body is not JSON', [{ path: 'body', message: 'must be a JSON object in UTF-8' }]);
+  }
+  const parsed = envelope.safeParse(json);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
+    throw refused('the webhook envelope is invalid', details);
+  }
+  // `data` as JSON.parse made it: a parsed copy would have turned a `__proto__` key into a prototype and lost it.
+  return { ...parsed.data, data: (json as { data: Record<string, unknown> }).data };
+}
+
+/** `data.id` as text, when the platform gave a string or a number. */
+function externalIdOf(data: Record<string, unknown>): string | null {
+  const id = externalIdSchema.safeParse(data.id);
+  if (!id.success) {
+    if (typeof data.id !== 'string') return null;
+    throw refused('the webhook envelope is invalid', [{ path: 'body.data.id', message: id.error.issues[0]?.message ?? 'is invalid' }]);
+  }
+  return id.data === undefined ? null : String(id.data);
+}
+
+const matches = (secret: string, raw: Buffer, given: Buffer): boolean =>
+  timingSafeEqual(createHmac('sha256', secret).update(raw).digest(), given);
+
+/**
+ * `POST /unified/webhook`, public: platforms sign the raw body with the connection owner's secret. Checks, in
+ * this order: content type (415) and size (413), before any of our code; signature header present and 64 hex (401);
+ * JSON envelope (400); connection known and signature verified against its owner's current secret, or the previous
+ * one within its grace (401, the same body either way, so the endpoint reveals no connection ids); connection ACTIVE
+ * (409); then the delivery goes to the inbox and is answered 200 once committed to Kafka. See docs/decisions.md.
+ */
+export async function webhookReceiverRoutes(fastify: FastifyInstance): Promise<void> {
+  // The signature covers the exact bytes, so this context keeps them: its only parser is JSON as a Buffer.
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { db, execute } = app.ledger;
+  const secrets = app.webhookSecrets;
+
+  app.post(WEBHOOK_PATH, {
+    schema: {
+      tags: ['integrations'],
+      summary: 'Inbound platform events (public; signed with X-Unified-Signature)',
+      description:
+        'The body is `{ connection_id, event, data }` as JSON; `X-Unified-Signature` is the hex HMAC-SHA256 of its exact bytes, ' +
+        "keyed with the connection owner's secret (`GET /api/v1/integrations/webhook-secret`). 200 once the event is in the inbox " +
+        '(a redelivery of the same body: 200 with `duplicate: true`, stored once). 401 for a missing, malformed or wrong signature ' +
+        'and for an unknown connection alike; 409 when the connection is not ACTIVE; 400 for a bad envelope; 413; 415.',
+      security: [],
+      headers: signatureHeaders,
+      body: envelope,
+      response: {
+        200: z.object({ status: z.literal('received'), duplicate: z.boolean() }),
+        400: errorBody,
+        401: errorBody,
+        409: errorBody,
+        413: errorBody,
+        415: errorBody,
+        503: errorBody,
+      },
+    },
+    // The schemas above document the request; the handler checks it from the raw bytes, in its own order.
+    validatorCompiler: () => (value) => ({ value }),
+    handler: async (request) => {
+      const header = request.headers[SIGNATURE_HEADER];
+      if (typeof header !== 'string' || !HEX_SHA256.test(header)) {
+        throw new UnauthorizedError('the X-Unified-Signature header is missing or is not 64 hex characters');
+      }
+      const given = Buffer.from(header, 'hex');
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const { connection_id: unifiedConnectionId, event, data } = parseEnvelope(raw);
+      const externalId = externalIdOf(data);
+
+      app.ledger.require('postgres');
+      const connection = await findConnectionByUnifiedId(db, unifiedConnectionId);
+      const owner = connection ? { tenantId: connection.tenant_id, orgId: connection.org_id } : NO_ONE;
+      const known = await secrets.of(db, owner);
+      const candidates = connection ? [known.current.secret, ...(known.previous ? [known.previous.secret] : [])] : [secrets.decoy()];
+      // Every candidate is computed and compared: no early exit to time.
+      const verified = candidates.map((secret) => matches(secret, raw, given)).some(Boolean);
+      if (!connection || !verified) throw notVerified();
+
+      // The caller holds the owner's secret: it may learn the connection's status.
+      if (connection.status !== 'ACTIVE') {
+        throw new ConflictError(`connection ${unifiedConnectionId} is ${connection.status}: its events are refused`, [
+          { path: 'body.connection_id', message: `is ${connection.status}, not ACTIVE` },
+        ]);
+      }
+
+      request.principal = { ...owner, actor: { userId: connection.id, email: null, ip: request.ip } };
+      const deliveryId = createHash('sha256').update(raw).digest('hex');
+      const executed = await execute(
+        request,
+        inboxAggregate,
+        {
+          type: 'ReceiveWebhook',
+          data: {
+            inboxId: inboxIdOf(connection.id, externalId, deliveryId),
+            deliveryId,
+            connectionId: connection.id,
+            unifiedConnectionId: connection.unified_connection_id,
+            event,
+            externalId,
+            payload: JSON.stringify(data),
+          },
+        },
+        undefined,
+        { until: 'committed' },
+      );
+      return { status: 'received' as const, duplicate: executed?.positions.length === 0 };
+    },
+  });
+}
