@@ -6,6 +6,7 @@ import { connectionAggregate } from './integrations/connection.ts';
 import { inventoryAggregate } from './oms/inventory.ts';
 import { orderAggregate } from './oms/order.ts';
 import { inboxAggregate } from './integrations/inbox.ts';
+import { inboundDeadLetterAggregate } from './integrations/inbound-dead-letter.ts';
 import { itemPushAggregate } from './integrations/item-push.ts';
 import { productPushAggregate } from './integrations/product-push.ts';
 import { webhookSecretAggregate } from './integrations/webhook-secret.ts';
@@ -29,5 +30,6 @@ export const aggregates: readonly SomeAggregate[] = [
   followedBy(itemPushAggregate, pushDeadLetterAggregate, deadLettersOf),
   pushDeadLetterAggregate,
   inboxAggregate,
+  inboundDeadLetterAggregate,
   webhookSecretAggregate,
 ];

@@ -15,6 +15,8 @@ import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
 import categoryRoutes from './routes/categories.ts';
+import connectionLocationRoutes from './routes/connection-location.ts';
+import inboundRoutes from './routes/inbound.ts';
 import integrationRoutes, { integrationsPlugin, oauthReturnRoutes } from './routes/integrations.ts';
 import mediaRoutes from './routes/media.ts';
 import inventoryRoutes from './routes/inventory.ts';
@@ -141,6 +143,8 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       await api.register(integrationRoutes, { config });
       await api.register(webhookSecretRoutes);
       await api.register(syncStatusRoutes);
+      await api.register(connectionLocationRoutes);
+      await api.register(inboundRoutes);
     },
     { prefix: '/api/v1/integrations' },
   );

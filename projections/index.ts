@@ -2,6 +2,7 @@ import type { Projection } from '../ledger/projection.ts';
 import { auditProjection } from './audit/audit-projection.ts';
 import { catalogProjection } from './catalog/catalog-projection.ts';
 import { connectionsProjection } from './integrations/connections-projection.ts';
+import { inboundProjection } from './integrations/inbound-projection.ts';
 import { pushProjection } from './integrations/push-projection.ts';
 import { webhookSecretsProjection } from './integrations/webhook-secrets-projection.ts';
 import { omsProjection } from './oms/oms-projection.ts';
@@ -14,6 +15,7 @@ export const projections: Projection[] = [
   omsProjection,
   connectionsProjection,
   pushProjection,
+  inboundProjection,
   webhookSecretsProjection,
 ];
 

@@ -1,6 +1,6 @@
-import { v5 as uuidv5 } from 'uuid';
+import { v5 as uuidv5, validate as isUuid } from 'uuid';
 import { defineAggregate } from '../../ledger/aggregate.ts';
-import { NotFoundError } from '../../ledger/errors.ts';
+import { NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
 /**
@@ -33,11 +33,23 @@ export type ConnectionWebhookSubscribed = Event<
   { connectionId: string; subscriptionId: string; objectType: string; event: string }
 >;
 
-export type ConnectionEvent = ConnectionSaved | ConnectionDisconnected | ConnectionAuthFailed | ConnectionWebhookSubscribed;
+/** `locationId`: the stock location mapped orders of this connection reserve at; null for none. */
+export type ConnectionDefaultLocationSet = Event<'ConnectionDefaultLocationSet', { connectionId: string; locationId: string | null }>;
+
+export type ConnectionEvent =
+  ConnectionSaved | ConnectionDisconnected | ConnectionAuthFailed | ConnectionWebhookSubscribed | ConnectionDefaultLocationSet;
 
 // ── State ───────────────────────────────────────────────────────────────────
+/** `defaultLocationId`: absent in states restored from before it existed, which means none. */
 export type Connection =
-  { status: 'Empty' } | { status: 'Saved'; connectionStatus: ConnectionStatus; unifiedConnectionId: string; subscriptionIds: string[] };
+  | { status: 'Empty' }
+  | {
+      status: 'Saved';
+      connectionStatus: ConnectionStatus;
+      unifiedConnectionId: string;
+      subscriptionIds: string[];
+      defaultLocationId?: string | null;
+    };
 
 export const initialState = (): Connection => ({ status: 'Empty' });
 
@@ -52,6 +64,7 @@ export const evolve = (state: Connection, event: ConnectionEvent): Connection =>
         connectionStatus: 'ACTIVE',
         unifiedConnectionId: event.data.unifiedConnectionId,
         subscriptionIds: state.status === 'Saved' ? state.subscriptionIds : [],
+        defaultLocationId: state.status === 'Saved' ? (state.defaultLocationId ?? null) : null,
       };
     case 'ConnectionDisconnected':
       return withStatus(state, 'DISCONNECTED');
@@ -59,6 +72,8 @@ export const evolve = (state: Connection, event: ConnectionEvent): Connection =>
       return withStatus(state, 'AUTH_FAILED');
     case 'ConnectionWebhookSubscribed':
       return state.status === 'Saved' ? { ...state, subscriptionIds: [...state.subscriptionIds, event.data.subscriptionId] } : state;
+    case 'ConnectionDefaultLocationSet':
+      return state.status === 'Saved' ? { ...state, defaultLocationId: event.data.locationId } : state;
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -75,7 +90,11 @@ export type RecordWebhookSubscription = Command<
   { connectionId: string; subscriptionId: string; objectType: string; event: string }
 >;
 
-export type ConnectionCommand = SaveConnection | DisconnectConnection | MarkConnectionAuthFailed | RecordWebhookSubscription;
+/** The tenant's choice of fulfilment location for the connection's mapped orders (the edge checks the location exists). */
+export type SetConnectionDefaultLocation = Command<'SetConnectionDefaultLocation', ConnectionDefaultLocationSet['data']>;
+
+export type ConnectionCommand =
+  SaveConnection | DisconnectConnection | MarkConnectionAuthFailed | RecordWebhookSubscription | SetConnectionDefaultLocation;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const saved = (state: Connection, connectionId: string): Extract<Connection, { status: 'Saved' }> => {
@@ -98,6 +117,15 @@ const markAuthFailed = ({ data }: MarkConnectionAuthFailed, state: Connection): 
 const recordSubscription = ({ data }: RecordWebhookSubscription, state: Connection): ConnectionEvent[] =>
   saved(state, data.connectionId).subscriptionIds.includes(data.subscriptionId) ? [] : [{ type: 'ConnectionWebhookSubscribed', data }];
 
+/** Settable in any status (a disconnected connection keeps its settings for when it comes back); the same value again changes nothing. */
+const setDefaultLocation = ({ data }: SetConnectionDefaultLocation, state: Connection): ConnectionEvent[] => {
+  const current = saved(state, data.connectionId).defaultLocationId ?? null;
+  // The read model keeps it as a uuid: nothing else may be accepted.
+  if (data.locationId !== null && !isUuid(data.locationId))
+    throw new ValidationError('the location id must be a UUID', [{ path: 'body.location_id', message: 'must be a UUID' }]);
+  return current === data.locationId ? [] : [{ type: 'ConnectionDefaultLocationSet', data }];
+};
+
 export const decide = (command: ConnectionCommand, state: Connection): ConnectionEvent[] => {
   switch (command.type) {
     case 'SaveConnection':
@@ -108,6 +136,8 @@ export const decide = (command: ConnectionCommand, state: Connection): Connectio
       return markAuthFailed(command, state);
     case 'RecordWebhookSubscription':
       return recordSubscription(command, state);
+    case 'SetConnectionDefaultLocation':
+      return setDefaultLocation(command, state);
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
@@ -125,6 +155,12 @@ export const connectionAggregate = defineAggregate({
   id: 'connectionId',
   events: {
     namespace: 'commerce.ledger.integrations',
-    types: ['ConnectionSaved', 'ConnectionDisconnected', 'ConnectionAuthFailed', 'ConnectionWebhookSubscribed'],
+    types: [
+      'ConnectionSaved',
+      'ConnectionDisconnected',
+      'ConnectionAuthFailed',
+      'ConnectionWebhookSubscribed',
+      'ConnectionDefaultLocationSet',
+    ],
   },
 });

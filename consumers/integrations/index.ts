@@ -1,5 +1,6 @@
 import type { Config } from '../../ledger/config.ts';
 import type { Worker } from '../../ledger/runtime.ts';
+import { orderMappingWorker } from './order-mapping-worker.ts';
 import { pushWorker } from './push-worker.ts';
 import { UnifiedClient } from './unified-client.ts';
 
@@ -12,4 +13,5 @@ export const integrationWorkers = (config: Config): Worker[] => [
     leaseMs: config.PUSH_LEASE_MS,
     perConnection: config.PUSH_PER_CONNECTION,
   }),
+  orderMappingWorker(),
 ];

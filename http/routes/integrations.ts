@@ -67,7 +67,7 @@ const platform = text()
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a platform name: lower-case letters, digits, _ and -, at most 64');
 const stateToken = text().min(1).max(2048);
 
-const connection = z
+export const connection = z
   .object({
     id: uuid,
     unified_connection_id: z.string(),
@@ -75,6 +75,7 @@ const connection = z
     category,
     status: z.enum(['ACTIVE', 'DISCONNECTED', 'AUTH_FAILED']),
     status_reason: z.string().nullable().describe('Why the connection is AUTH_FAILED, as the provider said it'),
+    default_location_id: uuid.nullable().describe("The stock location the connection's mapped orders reserve at (null: none)"),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -107,13 +108,14 @@ const returnQuery = z.object({
 });
 
 // ── Routes ──────────────────────────────────────────────────────────────────
-const toConnection = (row: ConnectionRow): z.infer<typeof connection> => ({
+export const toConnection = (row: ConnectionRow): z.infer<typeof connection> => ({
   id: row.id,
   unified_connection_id: row.unified_connection_id,
   provider: row.provider,
   category: row.category as ConnectionCategory,
   status: row.status,
   status_reason: row.status_reason,
+  default_location_id: row.default_location_id,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),
 });

@@ -19,4 +19,12 @@ export const connectionsMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    name: '002-default-location',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).alterTable('connections', (t) => {
+        t.uuid('default_location_id');
+      });
+    },
+  },
 ];

@@ -36,6 +36,10 @@ const handlers: EventHandlers<ConnectionEvent> = {
   // Background bookkeeping, not a change the user made: updated_at stays.
   ConnectionWebhookSubscribed: (event, { table }) =>
     table('connections').where({ id: event.data.connectionId }).update({ webhook_subscription_id: event.data.subscriptionId }),
+  ConnectionDefaultLocationSet: (event, { table }) =>
+    table('connections')
+      .where({ id: event.data.connectionId })
+      .update({ default_location_id: event.data.locationId, updated_at: at(event) }),
 };
 
 /** Connections and their status, as the integrations endpoints and the webhook receiver read them. */

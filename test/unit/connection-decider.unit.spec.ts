@@ -8,7 +8,7 @@ import {
   type ConnectionEvent,
 } from '../../commands/integrations/connection.ts';
 import { AggregateWriter, type Touched } from '../../ledger/aggregate-writer.ts';
-import { NotFoundError } from '../../ledger/errors.ts';
+import { NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { EventCodec } from '../../ledger/event-codec.ts';
 import { createLogger } from '../../ledger/logger.ts';
 import type { Event } from '../../ledger/message.ts';
@@ -165,5 +165,43 @@ describe("another organization's commands on an owned connection", () => {
   it("decides the owner's own commands", async () => {
     const decision = await decidedFor(save, { tenantId: 't1', orgId: 'o1' });
     expect(decision).toMatchObject({ outcome: 'accepted', events: [] as Event[] });
+  });
+});
+
+describe('connection decider: default fulfilment location (issue 12)', () => {
+  const location = '5d0f3c1e-2a4b-4c6d-8e9f-0a1b2c3d4e5f';
+  const setLocation = (locationId: string | null): WithoutMetadata<ConnectionCommand> => ({
+    type: 'SetConnectionDefaultLocation',
+    data: { connectionId, locationId },
+  });
+  const locationSet = (locationId: string | null): ConnectionEvent => ({
+    type: 'ConnectionDefaultLocationSet',
+    data: { connectionId, locationId },
+  });
+
+  it('sets, changes and clears the location; the same value again changes nothing', () => {
+    given([saved])
+      .when(setLocation(location))
+      .then([locationSet(location)]);
+    given([saved, locationSet(location)])
+      .when(setLocation(location))
+      .thenNothingHappened();
+    given([saved, locationSet(location)])
+      .when(setLocation(null))
+      .then([locationSet(null)]);
+    given([saved]).when(setLocation(null)).thenNothingHappened();
+  });
+
+  it('keeps the location through a disconnect and a reactivation', () => {
+    const { state } = given([saved, locationSet(location), disconnected, saved]).whenInTurn([]);
+    expect(state).toMatchObject({ status: 'Saved', connectionStatus: 'ACTIVE', defaultLocationId: location });
+    given([saved, locationSet(location), disconnected])
+      .when(setLocation(location))
+      .thenNothingHappened();
+  });
+
+  it('refuses an unknown connection and a location that is not a UUID', () => {
+    given().when(setLocation(location)).thenThrows(NotFoundError);
+    given([saved]).when(setLocation('warehouse-1')).thenThrows(ValidationError);
   });
 });

@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+import { liveSchema } from '../../ledger/projection.ts';
+import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+import { connectionsProjection } from '../../projections/integrations/connections-projection.ts';
+import { pushProjection } from '../../projections/integrations/push-projection.ts';
+import { omsProjection } from '../../projections/oms/oms-projection.ts';
+import type { LineMatch, PlatformLine } from './order-mapping.ts';
+
+/** What the order mapping reads from the read models (its decisions stay with the order aggregate). */
+
+type Scope = { tenantId: string; orgId: string };
+
+export type MappingConnection = { provider: string; default_location_id: string | null; unified_connection_id: string };
+
+export const mappingConnection = (db: Knex, connectionId: string): Promise<MappingConnection | undefined> =>
+  db(`${liveSchema(connectionsProjection)}.connections`)
+    .where({ id: connectionId })
+    .first('provider', 'default_location_id', 'unified_connection_id');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Each line's variant: by `item_id`, the platform's id of an item we pushed to this connection (the push read model's
+ * remote id), then that product's first variant; else by `sku` among the org's variants (the oldest with that SKU).
+ */
+export async function matchLines(db: Knex, { tenantId, orgId }: Scope, connectionId: string, lines: PlatformLine[]): Promise<LineMatch[]> {
+  const catalog = liveSchema(catalogProjection);
+  const itemIds = [...new Set(lines.flatMap((l) => (l.itemId === null ? [] : [l.itemId])))];
+  const skus = [...new Set(lines.flatMap((l) => (l.sku === null ? [] : [l.sku])))];
+  const byItem = new Map<string, { variant_id: string; sku: string | null }>();
+  if (itemIds.length > 0 && UUID.test(connectionId)) {
+    const { rows } = await db.raw<{ rows: { remote_id: string; variant_id: string; sku: string | null }[] }>(
+      `select i.remote_id, v.id as variant_id, v.sku
+         from ??.items i
+         join lateral (select id, sku from ??.variants v
+                        where v.product_id = i.product_id and v.tenant_id = ? and v.org_id = ?
+                        order by v.created_at, v.id limit 1) v on true
+        where i.connection_id = ? and i.tenant_id = ? and i.org_id = ? and i.remote_id = any(?)`,
+      [liveSchema(pushProjection), catalog, tenantId, orgId, connectionId, tenantId, orgId, itemIds],
+    );
+    for (const row of rows) byItem.set(row.remote_id, row);
+  }
+  const bySku = new Map<string, { variant_id: string; sku: string | null }>();
+  if (skus.length > 0) {
+    const { rows } = await db.raw<{ rows: { variant_id: string; sku: string }[] }>(
+      `select distinct on (sku) sku, id as variant_id from ??.variants
+        where tenant_id = ? and org_id = ? and sku = any(?) order by sku, created_at, id`,
+      [catalog, tenantId, orgId, skus],
+    );
+    for (const row of rows) bySku.set(row.sku, row);
+  }
+  return lines.map((line) => {
+    const found = (line.itemId !== null ? byItem.get(line.itemId) : undefined) ?? (line.sku !== null ? bySku.get(line.sku) : undefined);
+    return found ? { variantId: found.variant_id, sku: found.sku } : null;
+  });
+}
+
+/** The order's status as the read model shows it (undefined before it is there). */
+export const orderStatusOf = async (db: Knex, { tenantId, orgId }: Scope, orderId: string): Promise<string | undefined> =>
+  (
+    (await db(`${liveSchema(omsProjection)}.orders`)
+      .where({ id: orderId, tenant_id: tenantId, org_id: orgId })
+      .first('status')) as { status: string } | undefined
+  )?.status;

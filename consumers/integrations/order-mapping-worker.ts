@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import {
+  inboundDeadLetterAggregate,
+  inboundDeadLetterIdOf,
+  type InboundDelivery,
+  type InboundEventRedriven,
+} from '../../commands/integrations/inbound-dead-letter.ts';
+import { inboxAggregate, type WebhookReceived } from '../../commands/integrations/inbox.ts';
+import { orderAggregate } from '../../commands/oms/order.ts';
+import type { Aggregate } from '../../ledger/aggregate.ts';
+import type { CommandReply } from '../../ledger/command-reply.ts';
+import { disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
+import type { Command, CommandInput, Event, EventEnvelope, RecordedEvent } from '../../ledger/message.ts';
+import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
+import { backoffDelay, type Part, type PartSignals } from '../../ledger/supervisor.ts';
+import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import { namespaced } from '../../ledger/topics.ts';
+import { mappedOrderId, mappingKindOf, parsePlatformOrder, placeOrderFrom, requestedStatusOf } from './order-mapping.ts';
+import { mappingConnection, matchLines, orderStatusOf } from './order-mapping-lookups.ts';
+
+const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
+/** How long an update waits for its order to leave `pending` (the reservation) before the event is tried again. */
+const DECIDED_WAIT_MS = 15_000;
+/** A connection missing from the read model this long after the event is not lag: the event is dead-lettered. */
+const UNKNOWN_CONNECTION_AFTER_MS = 5 * 60_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An event that can never be mapped: it goes to the inbound dead-letter topic with this reason. */
+class Unmappable extends Error {}
+/** Anything else (a dependency away, a command timeout, a read model behind): the same event is tried again. */
+class NotYet extends Error {}
+
+type Owner = Pick<EventEnvelope, 'tenantId' | 'orgId' | 'correlationId'>;
+
+/**
+ * The order mapping (issue 12): consumes the webhook inbox (and re-driven dead letters) in its own consumer group and
+ * turns each platform order event into commands to the order aggregate, whose id derives from the connection and the
+ * external order id, so a redelivered, duplicated or re-driven event lands on the same order and changes nothing.
+ * An event's offset is committed only once its commands' outcomes are known: a failure retries the same event in
+ * place with backoff (the partition waits: one external order's events stay in order); an event that can never be
+ * mapped is dead-lettered and the partition moves on.
+ */
+class OrderMappingWorker implements Part {
+  private consumer?: Consumer;
+  private stopping = false;
+  private readonly groupId: string;
+  private readonly log;
+  private readonly throttled;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly signals: PartSignals,
+    private readonly concurrency: number,
+  ) {
+    this.groupId = namespaced(deps.namespace, 'commerce-ledger.order-mapping');
+    this.log = deps.logger.child({ component: 'order-mapping' });
+    this.throttled = new ThrottledLog(this.log);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    const { kafka, namespace } = this.deps;
+    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
+    this.consumer = consumer;
+    await consumer.connect();
+    for (const topic of [inboxAggregate.events, inboundDeadLetterAggregate.events])
+      await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
+    await consumer.run({
+      autoCommit: true,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.concurrency,
+      eachBatch: (payload) => this.eachBatch(payload),
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await disconnectQuietly(consumer);
+  }
+
+  private async eachBatch({
+    batch,
+    resolveOffset,
+    heartbeat,
+    commitOffsetsIfNecessary,
+    isRunning,
+    isStale,
+  }: EachBatchPayload): Promise<void> {
+    const live = () => !this.stopping && isRunning() && !isStale();
+    for (const message of batch.messages) {
+      if (!live()) return;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.handle(batch.topic, batch.partition, message);
+          break;
+        } catch (error) {
+          this.throttled.write(
+            'warn',
+            `order-mapping:${error instanceof NotYet ? 'not-yet' : 'failed'}`,
+            { err: errorField(error), topic: batch.topic, partition: batch.partition, offset: message.offset, attempt },
+            'order mapping could not finish an event; trying it again',
+          );
+          const until = Date.now() + backoffDelay(attempt, 200, 30_000);
+          while (Date.now() < until) {
+            if (!live()) return;
+            await heartbeat();
+            await sleep(Math.min(1_000, until - Date.now()));
+          }
+        }
+      }
+      resolveOffset(message.offset);
+      await commitOffsetsIfNecessary();
+      await heartbeat();
+    }
+  }
+
+  private async handle(topic: string, partition: number, message: KafkaMessage): Promise<void> {
+    if (!message.value) return;
+    const event = await this.deps.codec.decode(message.value, { topic, partition, offset: message.offset });
+    let delivery: InboundDelivery;
+    if (event.type === 'WebhookReceived') delivery = (event as RecordedEvent<WebhookReceived>).data;
+    else if (event.type === 'InboundEventRedriven') {
+      const { inboundDeadLetterId: _id, ...rest } = (event as RecordedEvent<InboundEventRedriven>).data;
+      delivery = rest;
+    } else return;
+    const kind = mappingKindOf(delivery.event);
+    if (kind === null) return;
+    try {
+      await this.map(event.envelope, delivery, kind);
+    } catch (error) {
+      if (!(error instanceof Unmappable)) throw error;
+      this.log.info({ inboxId: delivery.inboxId, deliveryId: delivery.deliveryId, reason: error.message }, 'inbound event dead-lettered');
+      await this.command(event.envelope, inboundDeadLetterAggregate, {
+        type: 'DeadLetterInboundEvent',
+        data: { inboundDeadLetterId: inboundDeadLetterIdOf(delivery.inboxId, delivery.deliveryId), ...delivery, reason: error.message },
+      });
+    }
+  }
+
+  private async map(owner: EventEnvelope, delivery: InboundDelivery, kind: 'created' | 'updated'): Promise<void> {
+    const parsed = parsePlatformOrder(delivery.payload, delivery.externalId);
+    if (!parsed.ok) throw new Unmappable(parsed.reason);
+    const { order } = parsed;
+    const { db } = this.deps;
+    const scope = { tenantId: owner.tenantId, orgId: owner.orgId };
+    const connection = await mappingConnection(db, delivery.connectionId);
+    if (!connection) {
+      if (Date.now() - owner.occurredAt > UNKNOWN_CONNECTION_AFTER_MS)
+        throw new Unmappable(`connection ${delivery.connectionId} is unknown`);
+      throw new NotYet(`connection ${delivery.connectionId} is not in the read model yet`);
+    }
+    const matches = await matchLines(db, scope, delivery.connectionId, order.lines);
+    const data = placeOrderFrom(order, {
+      ...scope,
+      unifiedConnectionId: delivery.unifiedConnectionId,
+      provider: connection.provider,
+      defaultLocationId: connection.default_location_id,
+      matches,
+    });
+    const placed = await this.command(owner, orderAggregate, { type: 'PlaceOrder', data });
+    if (placed.outcome === 'rejected') {
+      // The same key with another mapped request: placed already (by the create, or by an update that came first).
+      if (placed.error.kind === 'validation') throw new Unmappable(`the order rules refuse it: ${describe(placed)}`);
+      if (placed.error.kind !== 'conflict') throw new NotYet(`PlaceOrder ${placed.error.kind}: ${placed.error.message}`);
+    }
+    if (kind !== 'updated') return;
+    const status = requestedStatusOf(order.status);
+    if (status === null) return;
+    const orderId = mappedOrderId(owner.tenantId, owner.orgId, delivery.unifiedConnectionId, order.externalId);
+    // A status request needs the order decided (confirmed or rejected by its reservation), which the pipeline does
+    // asynchronously after the placement.
+    const deadline = Date.now() + DECIDED_WAIT_MS;
+    let current = await orderStatusOf(db, scope, orderId);
+    while ((current === undefined || current === 'pending') && Date.now() < deadline && !this.stopping) {
+      await sleep(100);
+      current = await orderStatusOf(db, scope, orderId);
+    }
+    if (current === undefined || current === 'pending') throw new NotYet(`order ${orderId} is not decided yet`);
+    // A rejected order stays rejected (the state machine has no way out of it): the move is refused and recorded.
+    const requested = await this.command(owner, orderAggregate, { type: 'RequestOrderStatus', data: { orderId, status } });
+    if (requested.outcome === 'rejected') throw new NotYet(`RequestOrderStatus ${requested.error.kind}: ${requested.error.message}`);
+  }
+
+  /** Sends a command and waits for its decision: a rejection is the caller's to judge, anything else (no answer) throws. */
+  private async command<C extends Command, E extends Event, S>(
+    owner: Owner,
+    aggregate: Aggregate<C, E, S>,
+    { type, data }: CommandInput<NoInfer<C>>,
+  ): Promise<Extract<CommandReply, { outcome: 'accepted' | 'rejected' }>> {
+    const metadata = {
+      commandId: randomUUID(),
+      tenantId: owner.tenantId,
+      orgId: owner.orgId,
+      actor: SYSTEM_ACTOR,
+      issuedAt: Date.now(),
+      correlationId: owner.correlationId,
+    };
+    const reply = await this.deps.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata } as Command);
+    if (reply.outcome === 'ping') throw new NotYet('unexpected reply');
+    if (reply.outcome === 'rejected' && aggregate.name !== orderAggregate.name) throw new NotYet(`${type} refused: ${reply.error.message}`);
+    return reply;
+  }
+}
+
+const describe = (reply: Extract<CommandReply, { outcome: 'rejected' }>): string =>
+  [reply.error.message, ...reply.error.details.map((d) => `${d.path} ${d.message}`)].join('; ');
+
+/** The order mapping: `concurrency` inbox partitions mapped side by side (each partition in order). */
+export const orderMappingWorker = (concurrency = 8): Worker => ({
+  name: 'order-mapping',
+  create: (deps, signals) => new OrderMappingWorker(deps, signals, concurrency),
+});
