@@ -334,3 +334,16 @@ describe('redeliveries', () => {
     expect(new Set(stored.map((e) => e.data.inboxId)).size).toBe(1);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the receiver as public with its signature header and envelope, and the secret endpoints', async () => {
+    const document = await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json();
+    const receiver = document.paths['/unified/webhook'].post;
+    expect(receiver.security).toEqual([]);
+    expect(receiver.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`)).toContain('header:x-unified-signature');
+    expect(receiver.requestBody.content['application/json'].schema.required.sort()).toEqual(['connection_id', 'data', 'event']);
+    expect(Object.keys(receiver.responses).sort()).toEqual(['200', '400', '401', '409', '413', '415', '503']);
+    expect(Object.keys(document.paths['/api/v1/integrations/webhook-secret'])).toEqual(['get']);
+    expect(Object.keys(document.paths['/api/v1/integrations/webhook-secret/rotate'])).toEqual(['post']);
+  });
+});
