@@ -113,6 +113,7 @@ describe("the browser's return from the provider", () => {
         category: 'commerce',
         status: 'ACTIVE',
         status_reason: null,
+        default_location_id: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
       },
@@ -172,6 +173,7 @@ describe('the callback', () => {
       category: 'commerce',
       status: 'ACTIVE',
       status_reason: null,
+      default_location_id: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
