@@ -30,7 +30,10 @@ const unavailable = (message: string): HttpErrorResponse => ({
   headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
 });
 
-/** SQLSTATE classes and driver codes that mean "the database went away", not "the query is wrong". */
+/**
+ * SQLSTATE classes and driver codes that mean "the database went away", not "the query is wrong"; knex puts the query
+ * before the driver's message (`select … - Connection terminated unexpectedly`).
+ */
 const isDatabaseUnavailable = (error: unknown): boolean => {
   const e = error as { code?: unknown; name?: unknown; message?: unknown } | undefined;
   if (!e || typeof e !== 'object') return false;
@@ -39,7 +42,7 @@ const isDatabaseUnavailable = (error: unknown): boolean => {
   if (/^(08|57P0[1-3]|53300)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code)) return true;
   return (
     typeof e.message === 'string' &&
-    /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message)
+    /(^|- )(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message)
   );
 };
 

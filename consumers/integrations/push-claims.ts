@@ -23,20 +23,22 @@ export type ClaimedItem = {
 };
 
 /**
- * Leases up to `perConnection` due items of every active connection not in `excluded` (full or paused), so that one
- * connection's backlog never fills a claim. Due: requested beyond what was pushed, not dead-lettered, past its retry
- * time and lease, and already in the catalog read model (a push shows the product at least as of its request).
+ * Leases due items of every active connection, up to `perConnection` less the calls `busy` says it has in flight
+ * (a paused connection counts as full), so that one connection's backlog never fills a claim. Due: requested beyond
+ * what was pushed, not dead-lettered, past its retry time and lease, and already in the catalog read model (a push
+ * shows the product at least as of its request).
  * Marks a create as started before it is made: a crash after the platform's answer then leads to a lookup, not a
  * second item. SKIP LOCKED and the lease keep two workers off the same item.
  */
 export async function claimDueItems(
   db: Knex,
-  { perConnection, excluded, leaseMs }: { perConnection: number; excluded: string[]; leaseMs: number },
+  { perConnection, busy, leaseMs }: { perConnection: number; busy: Record<string, number>; leaseMs: number },
 ) {
   const { rows } = (await db.raw(
     `with picked as (
        select due.item_push_id, due.create_started as create_was_started
        from ??.connections c
+       left join jsonb_each_text(?::jsonb) busy on busy.key = c.id::text
        cross join lateral (
          select i.item_push_id, i.create_started
          from ??.items i
@@ -45,10 +47,10 @@ export async function claimDueItems(
            and (i.next_attempt_at is null or i.next_attempt_at <= now())
            and (i.leased_until is null or i.leased_until < now())
          order by i.next_attempt_at nulls first, i.product_offset
-         limit ?
+         limit greatest(0, ? - coalesce(busy.value::int, 0))
          for update of i skip locked
        ) due
-       where c.status = 'ACTIVE' and not (c.id = any(?::uuid[]))
+       where c.status = 'ACTIVE'
      )
      update ??.items i
      set leased_until = now() + make_interval(secs => ?),
@@ -57,7 +59,7 @@ export async function claimDueItems(
      where i.item_push_id = picked.item_push_id and c.id = i.connection_id
      returning i.item_push_id, i.connection_id, c.unified_connection_id, i.product_id, i.tenant_id, i.org_id, i.desired_action,
                i.desired_seq, i.remote_id, picked.create_was_started`,
-    [push, push, catalog, perConnection, excluded, push, leaseMs / 1000, push],
+    [push, JSON.stringify(busy), push, catalog, perConnection, push, leaseMs / 1000, push],
   )) as { rows: ClaimedItem[] };
   return rows;
 }

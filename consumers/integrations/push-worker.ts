@@ -130,13 +130,13 @@ class PushWorker implements Part {
 
   private async claimAndPush(): Promise<number> {
     const now = Date.now();
-    const excluded = new Set([...this.inFlight].filter(([, n]) => n >= this.options.perConnection).map(([id]) => id));
+    const { perConnection, leaseMs } = this.options;
+    const busy: Record<string, number> = Object.fromEntries(this.inFlight);
     for (const [id, until] of this.pausedUntil) {
-      if (until > now) excluded.add(id);
+      if (until > now) busy[id] = perConnection;
       else this.pausedUntil.delete(id);
     }
-    const { perConnection, leaseMs } = this.options;
-    const claimed = await claimDueItems(this.deps.db, { perConnection, excluded: [...excluded], leaseMs });
+    const claimed = await claimDueItems(this.deps.db, { perConnection, busy, leaseMs });
     if (claimed.length === 0) return 0;
     const items = await loadCommerceItems(
       this.deps.db,

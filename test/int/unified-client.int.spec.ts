@@ -9,7 +9,8 @@ import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/st
  * Our client against the provider's stand-in, both real, over HTTP: the calls the push worker makes, and every failure
  * the provider can answer (or fail to answer) arriving as the ProviderError kind the worker decides on.
  */
-const TIMEOUT_MS = 800;
+// Generous for a loaded machine (the suite runs files side by side); the timeout test slows the stand-in past it.
+const TIMEOUT_MS = 3_000;
 
 let standIn: UnifiedStandIn;
 let client: UnifiedClient;

@@ -26,6 +26,7 @@ describe('getHttpResponseFromError', () => {
     [Object.assign(new Error('the database system is starting up'), { code: '57P03' }), 503, 'unavailable'],
     [Object.assign(new Error('connection failure'), { code: '08006' }), 503, 'unavailable'],
     [new Error('Connection terminated unexpectedly'), 503, 'unavailable'],
+    [new Error('select * from "rm_catalog"."products" where "id" = $1 limit $2 - Connection terminated unexpectedly'), 503, 'unavailable'],
     [Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }), 503, 'unavailable'],
     [Object.assign(new Error('value out of range'), { code: '22003' }), 500, 'internal'],
     [new TypeError('a bug'), 500, 'internal'],
