@@ -103,6 +103,14 @@ export const order = z
     tax_total: money,
     total: money,
     payment_status: z.enum(['pending', 'authorized', 'voided']),
+    rejection: z
+      .object({
+        reason: z.string().describe('insufficient_stock or unknown_location'),
+        message: z.string(),
+        line_index: z.number().int().nullable().describe("The refused line's position in line_items"),
+      })
+      .nullable()
+      .describe('Why a rejected order was not confirmed; null otherwise'),
     payment_provider: z.string(),
     payment_transaction_id: z.string(),
     sales_channel: z.string().nullable(),

@@ -55,6 +55,7 @@ const toOrder = (row: OrderRow): OrderBody => ({
   tax_total: row.tax_total,
   total: row.total,
   payment_status: row.payment_status as OrderBody['payment_status'],
+  rejection: row.rejection,
   payment_provider: row.payment_provider,
   payment_transaction_id: row.payment_transaction_id,
   sales_channel: row.sales_channel,

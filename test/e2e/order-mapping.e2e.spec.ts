@@ -295,8 +295,8 @@ describe('redeliveries and updates', () => {
       line_items: [{ item_id: mugRemoteId, name: 'Mug', quantity: 1000, unit_amount: 1 }],
     });
     const order = await mapped(ctx.tenant, located, externalId);
-    // The reason is kept with the order in the read model (rm_oms.orders.rejection); the API shows the status.
     expect(order.status).toBe('rejected');
+    expect(order.rejection).toEqual({ reason: 'insufficient_stock', message: expect.stringContaining('available'), line_index: 0 });
     expect(order.status_history.map((h: { status: string }) => h.status)).toContain('rejected');
     expect(order.line_items[0]).toMatchObject({ variant_id: mugVariant, location_id: locationId, quantity: 1000 });
   });
