@@ -28,7 +28,8 @@ export type ClaimedItem = {
  * what was pushed, not dead-lettered, past its retry time and lease, and already in the catalog read model (a push
  * shows the product at least as of its request).
  * Marks a create as started before it is made: a crash after the platform's answer then leads to a lookup, not a
- * second item. SKIP LOCKED and the lease keep two workers off the same item.
+ * second item. SKIP LOCKED and the lease keep two workers off the same item. Each connection's due items are read
+ * in index order (`items_due_per_connection`), so a claim costs its limit, not the backlog.
  */
 export async function claimDueItems(
   db: Knex,
@@ -42,23 +43,28 @@ export async function claimDueItems(
        cross join lateral (
          select i.item_push_id, i.create_started
          from ??.items i
-         join ??.checkpoints k on k.topic = i.product_topic and k.partition = i.product_partition and k."offset" >= i.product_offset
          where i.connection_id = c.id and i.desired_seq > i.pushed_seq and not i.dead_lettered
            and (i.next_attempt_at is null or i.next_attempt_at <= now())
            and (i.leased_until is null or i.leased_until < now())
-         order by i.next_attempt_at nulls first, i.product_offset
+           and exists (
+             select 1 from ??.checkpoints k
+             where k.topic = i.product_topic and k.partition = i.product_partition and k."offset" >= i.product_offset
+           )
+         order by i.next_attempt_at nulls first
          limit greatest(0, ? - coalesce(busy.value::int, 0))
          for update of i skip locked
        ) due
        where c.status = 'ACTIVE'
+     ),
+     leased as (
+       update ??.items i
+       set leased_until = now() + make_interval(secs => ?),
+           create_started = i.create_started or (i.remote_id is null and i.desired_action = 'UPSERT')
+       where i.item_push_id = any(array(select item_push_id from picked))
+       returning i.item_push_id, i.connection_id, i.product_id, i.tenant_id, i.org_id, i.desired_action, i.desired_seq, i.remote_id
      )
-     update ??.items i
-     set leased_until = now() + make_interval(secs => ?),
-         create_started = i.create_started or (i.remote_id is null and i.desired_action = 'UPSERT')
-     from picked, ??.connections c
-     where i.item_push_id = picked.item_push_id and c.id = i.connection_id
-     returning i.item_push_id, i.connection_id, c.unified_connection_id, i.product_id, i.tenant_id, i.org_id, i.desired_action,
-               i.desired_seq, i.remote_id, picked.create_was_started`,
+     select leased.*, c.unified_connection_id, picked.create_was_started
+     from leased join picked using (item_push_id) join ??.connections c on c.id = leased.connection_id`,
     [push, JSON.stringify(busy), push, catalog, perConnection, push, leaseMs / 1000, push],
   )) as { rows: ClaimedItem[] };
   return rows;

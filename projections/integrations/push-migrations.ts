@@ -63,8 +63,9 @@ export const pushMigrations: ProjectionMigration[] = [
         t.index(['connection_id', 'product_id']);
         t.index(['product_id']);
       });
+      // The claim reads each connection's due items in order: a claim costs its limit, not the backlog.
       await db.raw(
-        `create index items_due on ??.items (next_attempt_at nulls first) where desired_seq > pushed_seq and not dead_lettered`,
+        `create index items_due_per_connection on ??.items (connection_id, next_attempt_at nulls first) where desired_seq > pushed_seq and not dead_lettered`,
         [schema],
       );
     },

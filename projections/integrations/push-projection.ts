@@ -26,43 +26,55 @@ const activeConnections = (ctx: ProjectionContext, event: RecordedEvent): Promis
     .where({ ...owner(event), status: 'ACTIVE' })
     .select('id');
 
-/** One more request for the product on each of `connectionIds`; `initial` marks the requests of an initial sync. */
-async function request(
+type Target = { productId: string; connectionId: string; position: ProductPosition };
+
+/** One more request for each (product, connection) of `targets`; `initial` marks the requests of an initial sync. */
+async function requestAll(ctx: ProjectionContext, event: RecordedEvent, targets: Target[], action: PushAction, initial = false) {
+  const items = `${ctx.schema}.items`;
+  // Set-based, a thousand rows a statement: an initial sync of a large catalog is a few statements, not one per product.
+  for (let from = 0; from < targets.length; from += 1_000) {
+    const rows = targets.slice(from, from + 1_000).map(({ productId, connectionId, position }) => ({
+      item_push_id: itemPushIdOf(connectionId, productId),
+      connection_id: connectionId,
+      product_id: productId,
+      ...owner(event),
+      desired_action: action,
+      desired_seq: 1,
+      product_topic: position.topic,
+      product_partition: position.partition,
+      product_offset: position.offset,
+      initial_seq: initial ? 1 : null,
+    }));
+    await ctx.db
+      .table(items)
+      .insert(rows)
+      .onConflict('item_push_id')
+      .merge({
+        desired_action: action,
+        desired_seq: ctx.db.raw('??.desired_seq + 1', [items]),
+        product_topic: ctx.db.raw('excluded.product_topic'),
+        product_partition: ctx.db.raw('excluded.product_partition'),
+        product_offset: ctx.db.raw('excluded.product_offset'),
+        ...(initial ? { initial_seq: ctx.db.raw('??.desired_seq + 1', [items]) } : {}),
+      });
+  }
+}
+
+/** One more request for the product on each of `connectionIds`. */
+const request = (
   ctx: ProjectionContext,
   event: RecordedEvent,
   productId: string,
   connectionIds: string[],
   action: PushAction,
   position: ProductPosition,
-  initial = false,
-): Promise<void> {
-  if (connectionIds.length === 0) return;
-  const rows = connectionIds.map((connectionId) => ({
-    item_push_id: itemPushIdOf(connectionId, productId),
-    connection_id: connectionId,
-    product_id: productId,
-    ...owner(event),
-    desired_action: action,
-    desired_seq: 1,
-    product_topic: position.topic,
-    product_partition: position.partition,
-    product_offset: position.offset,
-    initial_seq: initial ? 1 : null,
-  }));
-  const items = `${ctx.schema}.items`;
-  await ctx.db
-    .table(items)
-    .insert(rows)
-    .onConflict('item_push_id')
-    .merge({
-      desired_action: action,
-      desired_seq: ctx.db.raw('??.desired_seq + 1', [items]),
-      product_topic: position.topic,
-      product_partition: position.partition,
-      product_offset: position.offset,
-      ...(initial ? { initial_seq: ctx.db.raw('??.desired_seq + 1', [items]) } : {}),
-    });
-}
+) =>
+  requestAll(
+    ctx,
+    event,
+    connectionIds.map((connectionId) => ({ productId, connectionId, position })),
+    action,
+  );
 
 /** A change of the product: it is wanted as it now is on every active connection. */
 async function changed(event: RecordedEvent<ProductEvent>, ctx: ProjectionContext): Promise<void> {
@@ -144,7 +156,8 @@ async function initialSync(event: RecordedEvent, ctx: ProjectionContext, connect
     .where({ ...owner(event), deleted: false })
     .select()) as ProductRow[];
   await ctx.table('items').where({ connection_id: connectionId }).update({ initial_seq: null, leased_until: null });
-  for (const product of products) await request(ctx, event, product.id, [connectionId], 'UPSERT', product, true);
+  const targets = products.map((product) => ({ productId: product.id, connectionId, position: product }));
+  await requestAll(ctx, event, targets, 'UPSERT', true);
   await ctx.table('connections').where({ id: connectionId }).update({ initial_total: products.length });
 }
 
