@@ -106,12 +106,16 @@ export class CommandBus implements Part {
     const { commandId } = command.metadata;
     const reply = this.awaitReply(commandId, this.timeoutMs);
     // No reply will come for a command that was never written.
-    this.post(topic, aggregateId, command).catch((error: Error) => this.settle(commandId)?.reject(error));
+    this.append(topic, aggregateId, command).catch((error: Error) => this.settle(commandId)?.reject(error));
     return reply;
   }
 
-  /** Appends a command without waiting for its decision: the write is durable once this resolves. */
-  async post(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
+  /** Appends a command without waiting for its decision: the write is durable once this resolves; no reply is written. */
+  post(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
+    return this.append(topic, aggregateId, { ...command, metadata: { ...command.metadata, noReply: true } });
+  }
+
+  private async append(topic: TopicSpec, aggregateId: string, command: Command): Promise<void> {
     const message = { key: aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };
     if (recordBytes(message) > this.maxRecordBytes) {
       throw new PayloadTooLargeError(

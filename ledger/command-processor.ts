@@ -232,11 +232,13 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
         return [{ topic: events, partition: last.partition, offset: offset.toString() }];
       };
-      const replies = decided.map((one) => ({
-        key: one.decision.command.metadata.commandId,
-        value: JSON.stringify(reply(one.decision, positionOf(one))),
-      }));
-      await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
+      const replies = decided
+        .filter((one) => !one.decision.command.metadata.noReply)
+        .map((one) => ({
+          key: one.decision.command.metadata.commandId,
+          value: JSON.stringify(reply(one.decision, positionOf(one))),
+        }));
+      if (replies.length > 0) await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
       await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) }));
     });
   }

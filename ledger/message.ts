@@ -11,6 +11,8 @@ export type CommandMetadata = {
   correlationId: string;
   /** Present when the client may retry the request (`Idempotency-Key`): see ledger/idempotency.ts. */
   idempotency?: IdempotentRequest;
+  /** Posted, not sent: nobody waits for the decision, so its processor writes no reply (a record fewer per command). */
+  noReply?: true;
 };
 
 /**

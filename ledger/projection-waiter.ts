@@ -127,7 +127,9 @@ export class ProjectionWaiter {
   async waitFor(positions: LogPosition[], timeoutMs: number): Promise<void> {
     const targets = positions.flatMap((position) =>
       this.projections
-        .filter((projection) => projection.topics.some((t) => namespaced(this.namespace, t.name) === position.topic))
+        .filter((projection) =>
+          (projection.awaitedOn ?? projection.topics).some((t) => namespaced(this.namespace, t.name) === position.topic),
+        )
         .map((projection) => ({ key: `${projection.name}|${position.topic}|${position.partition}`, offset: BigInt(position.offset) })),
     );
     const mine: Waiter[] = [];

@@ -18,8 +18,12 @@ export type BatchContext = { sql: ClientBase; schema: string };
  */
 type BatchForm<E extends Event> = { applyBatch?: (events: RecordedEvent<E>[], context: BatchContext) => Promise<void> };
 
-/** Where a read model lives and how its tables are made. */
-type ReadModel = { name: string; topics: TopicSpec[]; migrations: ProjectionMigration[] };
+/**
+ * Where a read model lives and how its tables are made. `awaitedOn`: the topics whose writes wait for this read model
+ * before they answer (read-your-writes); all of `topics` unless it says fewer (a queue a worker reads, say, which no
+ * write's answer shows).
+ */
+type ReadModel = { name: string; topics: TopicSpec[]; migrations: ProjectionMigration[]; awaitedOn?: TopicSpec[] };
 
 /**
  * A read model: which events it reads and how each one maps to SQL. The runner owns transactions

@@ -50,7 +50,12 @@ class PushWorker implements Part {
   private resolveIdle?: () => void;
   private woken = false;
   private unsubscribe: (() => void)[] = [];
+  /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
+  /** Claimed items waiting for a free slot of their connection (their leases cover the wait). */
+  private readonly queued = new Map<string, { claim: ClaimedItem; item: CommerceItem | undefined }[]>();
+  /** Outcomes being reported to the ledger. */
+  private readonly reporting = new Set<Promise<void>>();
   private readonly pausedUntil = new Map<string, number>();
   private readonly webhookTriedAt = new Map<string, number>();
   private readonly log;
@@ -84,7 +89,9 @@ class PushWorker implements Part {
     this.unsubscribe = [];
     this.wakeUp();
     await this.loop;
-    while ([...this.inFlight.values()].some((n) => n > 0)) await sleep(20);
+    // Queued items are left to their leases; calls in flight and their reports are finished.
+    this.queued.clear();
+    while ([...this.inFlight.values()].some((n) => n > 0) || this.reporting.size > 0) await sleep(20);
     await this.provider?.close();
   }
 
@@ -128,31 +135,57 @@ class PushWorker implements Part {
     else this.woken = true;
   };
 
+  /**
+   * Tops up every connection's local queue to twice its calls in flight at most (so a freed slot starts the next item
+   * without waiting for a claim), and starts what the slots allow. A paused connection (429) takes nothing new.
+   */
   private async claimAndPush(): Promise<number> {
     const now = Date.now();
     const { perConnection, leaseMs } = this.options;
-    const busy: Record<string, number> = Object.fromEntries(this.inFlight);
+    const held = 2 * perConnection;
+    const busy: Record<string, number> = {};
+    for (const [id, n] of this.inFlight) busy[id] = n + (this.queued.get(id)?.length ?? 0);
     for (const [id, until] of this.pausedUntil) {
-      if (until > now) busy[id] = perConnection;
+      if (until > now) busy[id] = held;
       else this.pausedUntil.delete(id);
     }
-    const claimed = await claimDueItems(this.deps.db, { perConnection, busy, leaseMs });
+    const claimed = await claimDueItems(this.deps.db, { perConnection: held, busy, leaseMs });
+    // A connection paused before may be due again: its queue goes on.
+    for (const connectionId of this.queued.keys()) this.drain(connectionId);
     if (claimed.length === 0) return 0;
     const items = await loadCommerceItems(
       this.deps.db,
       claimed.filter((c) => c.desired_action === 'UPSERT').map((c) => c.product_id),
     );
     for (const claim of claimed) {
-      this.inFlight.set(claim.connection_id, (this.inFlight.get(claim.connection_id) ?? 0) + 1);
-      void this.pushOne(claim, items.get(claim.product_id)).finally(() => {
-        this.inFlight.set(claim.connection_id, (this.inFlight.get(claim.connection_id) ?? 1) - 1);
-        this.wakeUp();
-      });
+      const queue = this.queued.get(claim.connection_id) ?? [];
+      queue.push({ claim, item: items.get(claim.product_id) });
+      this.queued.set(claim.connection_id, queue);
     }
+    for (const connectionId of new Set(claimed.map((c) => c.connection_id))) this.drain(connectionId);
     return claimed.length;
   }
 
-  private async pushOne(claim: ClaimedItem, item: CommerceItem | undefined): Promise<void> {
+  /** Starts queued items of the connection while it has free slots and is not paused (429). */
+  private drain(connectionId: string): void {
+    const queue = this.queued.get(connectionId) ?? [];
+    if ((this.pausedUntil.get(connectionId) ?? 0) > Date.now()) return;
+    while (queue.length > 0 && (this.inFlight.get(connectionId) ?? 0) < this.options.perConnection) {
+      const { claim, item } = queue.shift()!;
+      this.inFlight.set(connectionId, (this.inFlight.get(connectionId) ?? 0) + 1);
+      const reported = this.pushOne(claim, item, () => {
+        // The platform has answered: its slot is free while the outcome is being reported.
+        this.inFlight.set(connectionId, (this.inFlight.get(connectionId) ?? 1) - 1);
+        this.drain(connectionId);
+        if ((this.queued.get(connectionId)?.length ?? 0) < this.options.perConnection) this.wakeUp();
+      });
+      this.reporting.add(reported);
+      void reported.finally(() => this.reporting.delete(reported));
+    }
+  }
+
+  /** `answered` is called once the platform's calls are over, whatever their outcome, before the report. */
+  private async pushOne(claim: ClaimedItem, item: CommerceItem | undefined, answered: () => void): Promise<void> {
     const target: PushTarget = {
       itemPushId: claim.item_push_id,
       connectionId: claim.connection_id,
@@ -160,8 +193,10 @@ class PushWorker implements Part {
       action: claim.desired_action,
       seq: Number(claim.desired_seq),
     };
+    const performed = this.perform(claim, item);
+    void performed.then(answered, answered);
     try {
-      const { remoteId, created } = await this.perform(claim, item);
+      const { remoteId, created } = await performed;
       await this.send(claim, itemPushAggregate, { type: 'RecordItemPushed', data: { ...target, remoteId, created } });
     } catch (error) {
       if (!(error instanceof ProviderError)) {

@@ -259,6 +259,8 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
 export const pushProjection: Projection = projectionOf<PushEvent>({
   name: 'push',
   topics: [productAggregate.events, productPushAggregate.events, connectionAggregate.events, itemPushAggregate.events],
+  // A catalog write does not wait for the push queue (nothing it answers shows it); a saved connection's sync status does.
+  awaitedOn: [connectionAggregate.events],
   migrations: pushMigrations,
   handlers: { ...productEvents, ...productPushEvents, ...connectionEvents, ...itemPushEvents },
 });
