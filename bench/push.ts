@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
 import { commerceItemOf } from '../consumers/integrations/commerce-item.ts';
 import type { RemoteItem } from '../consumers/integrations/provider.ts';
 import { UnifiedClient } from '../consumers/integrations/unified-client.ts';
-import { withDatabase } from '../ledger/database.ts';
-import { brokerPid } from '../stack/kafka/kafka.ts';
-import { ensureStack, stackDir } from '../stack/stack.ts';
+import { ensureStack } from '../stack/stack.ts';
 import { startUnifiedStandIn, type LoggedRequest } from '../stack/unified/stand-in.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
-import { commandCpu, cpuBetween, DatabaseBackends, findPid, machineCpu, processCpu, readCpu } from './cpu.ts';
+import { cpuBetween, readCpu } from './cpu.ts';
+import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
 import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { measure, opsPerSecond, type Figures } from './measure.ts';
 
@@ -29,18 +26,7 @@ const API_CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const TIMEOUT_MS = Number(process.env.BENCH_PUSH_TIMEOUT_SECONDS ?? 600) * 1000;
 
 const running: { service?: Service } = {};
-const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
-const registryPid = findPid('quarkus-run.jar');
-const backends = new DatabaseBackends();
-const sources = [
-  processCpu('bench', () => process.pid),
-  processCpu('service', () => running.service?.pid()),
-  processCpu('kafka', () => kafkaPid),
-  commandCpu('postgres', 'postgres'),
-  backends.source('pg: run db'),
-  processCpu('registry', () => registryPid),
-  machineCpu('machine'),
-];
+const { sources, backends } = stackCpuSources(running);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Row = Phase & { baseline?: Phase; note?: string };
@@ -107,66 +93,19 @@ const service = await startServiceProcess(stack, {
 });
 running.service = service;
 
-/**
- * The work behind the figures, counted where it happens: the service database's transactions and rows touched
- * (pg_stat_database, flushed by each backend within a second or so of its transactions) and the offsets its topics
- * advanced by (records: commands, events, state, replies; and a commit marker per partition a transaction wrote to).
- */
-type Work = { xacts: number; tuples: number; offsets: Map<string, number> };
-const stats = new pg.Client({ connectionString: withDatabase(stack.postgresServerUrl, 'postgres') });
-await stats.connect();
-const admin = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'bench-push', logLevel: logLevel.NOTHING }).admin();
-await admin.connect();
-async function work(): Promise<Work> {
-  const { rows } = await stats.query<{ xacts: string; tuples: string }>(
-    `select xact_commit + xact_rollback as xacts, tup_fetched + tup_inserted + tup_updated + tup_deleted as tuples
-     from pg_stat_database where datname = $1`,
-    [database],
-  );
-  const offsets = new Map<string, number>();
-  const topics = (await admin.listTopics()).filter((t) => t.startsWith(`${namespace}.`));
-  for (const topic of topics) {
-    const partitions = await admin.fetchTopicOffsets(topic);
-    offsets.set(
-      topic.slice(namespace.length + 1),
-      partitions.reduce((sum, p) => sum + Number(p.high), 0),
-    );
-  }
-  return { xacts: Number(rows[0]?.xacts ?? 0), tuples: Number(rows[0]?.tuples ?? 0), offsets };
-}
+const counter = await workCounter({ postgresServerUrl: stack.postgresServerUrl, brokers: stack.kafkaBrokers, database, namespace });
+const work = counter.read;
 const workLines: string[] = [];
 async function countWork<T extends { count: number }>(name: string, run: () => Promise<T>): Promise<T> {
   const before = await work();
   const result = await run();
   await sleep(1500); // pg_stat_database: let the backends flush their counters
   const after = await work();
-  const n = Math.max(1, result.count);
-  const topics = [...after.offsets]
-    .map(([topic, high]) => [topic, (high - (before.offsets.get(topic) ?? 0)) / n] as const)
-    .filter(([, perItem]) => perItem > 0)
-    .sort((a, b) => b[1] - a[1]);
-  const records = topics.reduce((sum, [, perItem]) => sum + perItem, 0);
-  workLines.push(
-    `${name}: Postgres ${((after.xacts - before.xacts) / n).toFixed(1)} transactions and ${((after.tuples - before.tuples) / n).toFixed(0)} rows ` +
-      `touched per item; Kafka ${records.toFixed(1)} offsets per item (${topics.map(([t, perItem]) => `${t} ${perItem.toFixed(1)}`).join(', ')})`,
-  );
+  workLines.push(counter.describe(name, before, after, result.count, 'item'));
   return result;
 }
 
-async function untilReady(): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (
-      await fetch(`${service.baseUrl}/health/ready`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return;
-    await sleep(100);
-  }
-  throw new Error('service not ready after 60 s');
-}
+const untilServiceReady = () => untilReady(service.baseUrl, 60_000);
 
 /** Successful calls of `method` on the connection's items since `from` (ms since the epoch), from the stand-in's log. */
 const landed = (connection: string, method: string, from: number): LoggedRequest[] =>
@@ -201,7 +140,7 @@ try {
   });
   console.log(`setup: ${N} products through the API in ${creation.seconds.toFixed(1)} s (${opsPerSecond(creation).toFixed(0)}/s)`);
   // The initial sync requests the products the push projection has: every one of them, once the consumers caught up.
-  await untilReady();
+  await untilServiceReady();
 
   let first: { id: string; unified: string } | undefined;
   const initialSync = async (k: number) => {
@@ -243,7 +182,7 @@ try {
     rows.push({ ...phase, baseline: baselineCreate.get(k), note: 'callback → status complete' });
     if (rows.length === 1 && M > 0) {
       // Live changes to the first connection alone, before more connections share the worker.
-      await untilReady();
+      await untilServiceReady();
       const connection = first!;
       const remoteOf = new Map(
         standIn.items(connection.unified).map((item) => [item.id, item.metadata?.find((m) => m.slug)?.value.slice(3) ?? '']),
@@ -279,7 +218,7 @@ try {
       const titles = new Set(standIn.items(connection.unified).map((item) => item.name));
       const shown = Array.from({ length: M }, (_, i) => `live ${i}`).filter((t) => titles.has(t)).length;
       rows.push({ ...live, baseline: baselineUpdate, note: `first PUT → last item updated; ${shown}/${M} new titles at the stand-in` });
-      await untilReady();
+      await untilServiceReady();
     }
   }
 } catch (error) {
@@ -287,8 +226,7 @@ try {
 } finally {
   await service.discard(); // its topics and database too: a run leaves nothing on the shared stack
   backends.stop();
-  await stats.end();
-  await admin.disconnect();
+  await counter.close();
   await client.close();
   await standIn.close();
 }

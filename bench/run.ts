@@ -4,15 +4,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { brokerPid } from '../stack/kafka/kafka.ts';
-import { ensureStack, stackDir } from '../stack/stack.ts';
+import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { orderRequest, stocked } from '../test/support/orders.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
-import { commandCpu, cpuBetween, DatabaseBackends, findPid, machineCpu, processCpu, readCpu, type CpuReading } from './cpu.ts';
+import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
 import { percentOfCore, printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { expectStatus, measure, opsPerSecond, printFigures } from './measure.ts';
 import { startPostgresBaseline } from './postgres-baseline.ts';
+import { stackCpuSources } from './service-work.ts';
 
 /**
  * Each figure of the service is printed beside a baseline measured in the same run on the same machine: a bare
@@ -26,18 +26,7 @@ const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 
 // The processes whose CPU is read from /proc.
 const running: { service?: Service } = {}; // from when the service has started
-const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
-const registryPid = findPid('quarkus-run.jar');
-const backends = new DatabaseBackends();
-const sources = [
-  processCpu('bench', () => process.pid),
-  processCpu('service', () => running.service?.pid()),
-  processCpu('kafka', () => kafkaPid),
-  commandCpu('postgres', 'postgres'),
-  backends.source('pg: run db'),
-  processCpu('registry', () => registryPid),
-  machineCpu('machine'),
-];
+const { sources, backends } = stackCpuSources(running);
 const cpuOf = async (run: () => Promise<void>): Promise<CpuReading> => {
   const before = readCpu(sources);
   await run();

@@ -3,15 +3,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
-import { withDatabase } from '../ledger/database.ts';
-import { brokerPid } from '../stack/kafka/kafka.ts';
-import { ensureStack, stackDir } from '../stack/stack.ts';
+import { ensureStack } from '../stack/stack.ts';
 import { startUnifiedStandIn } from '../stack/unified/stand-in.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
-import { commandCpu, cpuBetween, DatabaseBackends, findPid, machineCpu, processCpu, readCpu } from './cpu.ts';
+import { cpuBetween, readCpu } from './cpu.ts';
+import { stackCpuSources, untilReady, workCounter, type Work } from './service-work.ts';
 import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { measure, opsPerSecond, type Figures } from './measure.ts';
 
@@ -30,18 +27,7 @@ const MAP_TIMEOUT_MS = Number(process.env.BENCH_WEBHOOK_TIMEOUT_SECONDS ?? 600) 
 const PROFILE_DIR = process.env.BENCH_WEBHOOK_PROFILE_DIR;
 
 const running: { service?: Service } = {};
-const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
-const registryPid = findPid('quarkus-run.jar');
-const backends = new DatabaseBackends();
-const sources = [
-  processCpu('bench', () => process.pid),
-  processCpu('service', () => running.service?.pid()),
-  processCpu('kafka', () => kafkaPid),
-  commandCpu('postgres', 'postgres'),
-  backends.source('pg: run db'),
-  processCpu('registry', () => registryPid),
-  machineCpu('machine'),
-];
+const { sources, backends } = stackCpuSources(running);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const cpuPhases: Phase[] = [];
 
@@ -165,52 +151,11 @@ const service = await startServiceProcess(stack, {
 });
 running.service = service;
 
-type Work = { xacts: number; tuples: number; offsets: Map<string, number> };
-const stats = new pg.Client({ connectionString: withDatabase(stack.postgresServerUrl, 'postgres') });
-await stats.connect();
-const admin = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'bench-webhook', logLevel: logLevel.NOTHING }).admin();
-await admin.connect();
-async function work(): Promise<Work> {
-  const { rows } = await stats.query<{ xacts: string; tuples: string }>(
-    `select xact_commit + xact_rollback as xacts, tup_fetched + tup_inserted + tup_updated + tup_deleted as tuples
-     from pg_stat_database where datname = $1`,
-    [database],
-  );
-  const offsets = new Map<string, number>();
-  for (const topic of (await admin.listTopics()).filter((t) => t.startsWith(`${namespace}.`))) {
-    const partitions = await admin.fetchTopicOffsets(topic);
-    offsets.set(
-      topic.slice(namespace.length + 1),
-      partitions.reduce((sum, p) => sum + Number(p.high), 0),
-    );
-  }
-  return { xacts: Number(rows[0]?.xacts ?? 0), tuples: Number(rows[0]?.tuples ?? 0), offsets };
-}
-const workLine = (name: string, before: Work, after: Work, n: number) => {
-  const topics = [...after.offsets]
-    .map(([topic, high]) => [topic, (high - (before.offsets.get(topic) ?? 0)) / n] as const)
-    .filter(([, per]) => per > 0)
-    .sort((a, b) => b[1] - a[1]);
-  return (
-    `${name}: Postgres ${((after.xacts - before.xacts) / n).toFixed(1)} transactions, ${((after.tuples - before.tuples) / n).toFixed(0)} rows touched; ` +
-    `Kafka ${topics.reduce((sum, [, per]) => sum + per, 0).toFixed(1)} offsets (${topics.map(([t, per]) => `${t} ${per.toFixed(2)}`).join(', ')})`
-  );
-};
+const counter = await workCounter({ postgresServerUrl: stack.postgresServerUrl, brokers: stack.kafkaBrokers, database, namespace });
+const work = counter.read;
+const workLine = (name: string, before: Work, after: Work, n: number) => counter.describe(name, before, after, n, 'operation');
 
-async function untilReady(): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (
-      await fetch(`${service.baseUrl}/health/ready`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return;
-    await sleep(100);
-  }
-  throw new Error('service not ready after 120 s');
-}
+const untilServiceReady = () => untilReady(service.baseUrl, 120_000);
 
 type OrderRow = { id: string; idempotency_key: string; status: string };
 const totalOrders = async (tenant: Tenant): Promise<number> => {
@@ -240,7 +185,7 @@ const baselineAnswers = answers();
 try {
   const tenant = await newTenant(service.baseUrl);
   const unified = standIn.createConnection('shopify');
-  await untilReady();
+  await untilServiceReady();
   let saved = await tenant.request('POST', '/api/v1/integrations/callback', { connection_id: unified });
   // A loaded machine can make the ledger answer late (503); saving the same connection again is idempotent.
   for (let attempt = 1; saved.status === 503 && attempt < 5; attempt++)
@@ -249,7 +194,7 @@ try {
   const secretAnswer = await tenant.request<{ secret: string }>('GET', '/api/v1/integrations/webhook-secret');
   if (secretAnswer.status !== 200) throw new Error(`webhook-secret answered ${secretAnswer.status}`);
   const secret = secretAnswer.body.secret;
-  await untilReady();
+  await untilServiceReady();
 
   const bench = deliveries(secret, unified, 'bench', N, REDELIVERIES);
   const warm = deliveries(secret, unified, 'warm', WARM, 1);
@@ -260,7 +205,7 @@ try {
   await measure('warm-up', warm.length, C, (i) => post(receiver, warm[i]!, warmAnswers));
   const deadline = Date.now() + MAP_TIMEOUT_MS;
   while ((await totalOrders(tenant)) < warmAnswers.accepted.size && Date.now() < deadline) await sleep(200);
-  await untilReady();
+  await untilServiceReady();
 
   // (a) the bare route, warmed, then the same deliveries at the same concurrency: before the service's run and again
   // after it (the service idle then too), so that a machine busy with others shows as a spread between the two.
@@ -330,8 +275,7 @@ try {
 } finally {
   await service.discard();
   backends.stop();
-  await stats.end();
-  await admin.disconnect();
+  await counter.close();
   await standIn.close();
 }
 
