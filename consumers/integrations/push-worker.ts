@@ -32,6 +32,7 @@ const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
 /** Without news from the queue's projections; their progress wakes the worker at once. */
 const IDLE_POLL_MS = 2_000;
 const WEBHOOK_RETRY_MS = 10_000;
+const WEBHOOK_RECHECK_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Owner = { tenant_id: string; org_id: string };
@@ -49,6 +50,7 @@ class PushWorker implements Part {
   private stopping = false;
   private resolveIdle?: () => void;
   private woken = false;
+  private queueChanged = true;
   private unsubscribe: (() => void)[] = [];
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
@@ -76,7 +78,10 @@ class PushWorker implements Part {
     // New requests and reported outcomes reach the queue through the push projection; a request becomes due once the
     // catalog projection shows its product.
     this.unsubscribe = [
-      this.deps.onProgress(pushProjection.name, () => this.wakeUp()),
+      this.deps.onProgress(pushProjection.name, () => {
+        this.queueChanged = true;
+        this.wakeUp();
+      }),
       this.deps.onProgress(catalogProjection.name, () => this.wakeUp()),
     ];
     this.loop = this.run();
@@ -100,7 +105,11 @@ class PushWorker implements Part {
     while (!this.stopping) {
       let claimed = 0;
       try {
-        if (Date.now() - lastWebhookCheck >= 1_000) {
+        // Subscriptions are missing only after a (re)activation, which the push projection's progress announces; a slow
+        // check besides covers a subscription that failed.
+        const sinceCheck = Date.now() - lastWebhookCheck;
+        if ((this.queueChanged && sinceCheck >= 1_000) || sinceCheck >= WEBHOOK_RECHECK_MS) {
+          this.queueChanged = false;
           lastWebhookCheck = Date.now();
           await this.subscribeWebhooks();
         }
