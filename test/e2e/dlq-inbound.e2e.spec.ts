@@ -2,20 +2,16 @@ import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inboundDeadLetterAggregate } from '../../commands/integrations/inbound-dead-letter.ts';
 import { send, type Tenant } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
-import { connect, eventually, startUnifiedStandIn, type UnifiedStandIn } from '../support/integrations.ts';
+import { connect, eventually, useStandIn } from '../support/integrations.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({
   env: { UNIFIED_API_URL: standIn.url, WEBHOOK_SECRET_KEY: 'dlq-inbound-e2e-key-0123456789abcdef' },

@@ -1,8 +1,8 @@
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectionIdOf } from '../../commands/integrations/connection.ts';
 import { OAuthStateSigner, STATE_TTL_MS } from '../../http/oauth-state.ts';
-import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
+import { useStandIn } from '../support/integrations.ts';
 import { send, type ApiResponse, type Tenant } from '../support/client.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -12,11 +12,7 @@ const WORKSPACE = 'e2e-workspace';
 const PUBLIC_BASE_URL = 'https://ledger.example.test';
 const RETURN_PATH = '/unified/oauth/return';
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({
   env: { UNIFIED_API_URL: standIn.url, UNIFIED_WORKSPACE_ID: WORKSPACE, PUBLIC_BASE_URL, INTEGRATION_STATE_SECRET: STATE_SECRET },

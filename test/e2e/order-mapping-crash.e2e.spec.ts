@@ -1,14 +1,10 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { send, type Tenant } from '../support/client.ts';
-import { connect, eventually, startUnifiedStandIn, type UnifiedStandIn } from '../support/integrations.ts';
+import { connect, eventually, useStandIn } from '../support/integrations.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({
   env: { UNIFIED_API_URL: standIn.url, WEBHOOK_SECRET_KEY: 'order-mapping-crash-key-0123456789abcdef' },

@@ -1,25 +1,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { inboundDeadLetterAggregate, type RedriveInboundEvent } from '../../commands/integrations/inbound-dead-letter.ts';
 import { namespaced } from '../../ledger/topics.ts';
 import { send, type ApiResponse, type Tenant } from '../support/client.ts';
-import {
-  connect,
-  createProduct,
-  eventually,
-  remoteItemsOf,
-  settled,
-  startUnifiedStandIn,
-  type UnifiedStandIn,
-} from '../support/integrations.ts';
+import { connect, createProduct, eventually, remoteItemsOf, settled, useStandIn } from '../support/integrations.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({
   env: { UNIFIED_API_URL: standIn.url, WEBHOOK_SECRET_KEY: 'order-mapping-e2e-key-0123456789abcdef' },

@@ -1,21 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
-import {
-  connect,
-  createProduct,
-  eventually,
-  remoteItemsOf,
-  settled,
-  startUnifiedStandIn,
-  syncOf,
-  type UnifiedStandIn,
-} from '../support/integrations.ts';
+import { connect, createProduct, eventually, remoteItemsOf, settled, syncOf, useStandIn } from '../support/integrations.ts';
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({ env: { UNIFIED_API_URL: standIn.url, PUSH_LEASE_MS: '3000' } }));
 

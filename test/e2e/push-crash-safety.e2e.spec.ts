@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectQuietly, eventually, settled, startUnifiedStandIn, type UnifiedStandIn } from '../support/integrations.ts';
+import { describe, expect, it } from 'vitest';
+import { connectQuietly, eventually, settled, useStandIn } from '../support/integrations.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({
   env: { UNIFIED_API_URL: standIn.url, PUSH_LEASE_MS: '2000', UNIFIED_TIMEOUT_MS: '5000', PUSH_PER_CONNECTION: '4' },

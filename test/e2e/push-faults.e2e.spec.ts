@@ -1,28 +1,15 @@
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pushDeadLetterAggregate } from '../../commands/integrations/push-dead-letter.ts';
 import { readEvents } from '../support/event-log.ts';
-import {
-  connectQuietly,
-  createProduct,
-  eventually,
-  remoteItemsOf,
-  settled,
-  startUnifiedStandIn,
-  syncOf,
-  type UnifiedStandIn,
-} from '../support/integrations.ts';
+import { connectQuietly, createProduct, eventually, remoteItemsOf, settled, syncOf, useStandIn } from '../support/integrations.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 // A slow connection answers after 5 s: the timeout stays above that, so its pushes succeed, only late.
 const ctx = useServiceAndTenant(() => ({

@@ -1,20 +1,16 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxAggregate, type WebhookReceived } from '../../commands/integrations/inbox.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { send, type ApiResponse, type Tenant } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
-import { connect, startUnifiedStandIn, type UnifiedStandIn } from '../support/integrations.ts';
+import { connect, useStandIn } from '../support/integrations.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const GRACE_MS = 4_000;
 const BODY_LIMIT = 64 * 1024;
 
-let standIn: UnifiedStandIn;
-beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
-});
-afterAll(() => standIn?.close());
+const standIn = useStandIn();
 
 const ctx = useServiceAndTenant(() => ({
   env: {

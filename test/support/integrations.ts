@@ -1,8 +1,27 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
 import type { Tenant } from './client.ts';
 
 export { startUnifiedStandIn, type UnifiedStandIn };
+
+/**
+ * The provider's stand-in for the file (or the `describe`) that calls it: started before its tests, closed after them.
+ * Call it before `useServiceAndTenant`, whose service is pointed at `standIn.url`.
+ */
+export function useStandIn(): UnifiedStandIn {
+  let started: UnifiedStandIn | undefined;
+  beforeAll(async () => {
+    started = await startUnifiedStandIn();
+  });
+  afterAll(() => started?.close());
+  return new Proxy({} as UnifiedStandIn, {
+    get: (_target, key) => {
+      if (!started) throw new Error('the stand-in starts in beforeAll: use it inside a hook or a test');
+      const value: unknown = Reflect.get(started, key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(started) : value;
+    },
+  });
+}
 
 /** Polls `read` until `done` holds for what it returns (or the deadline passes, then the last value is asserted on). */
 export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
