@@ -2,6 +2,7 @@ import { v5 as uuidv5 } from 'uuid';
 import { defineAggregate } from '../../ledger/aggregate.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
+import type { WebhookReceived } from './inbox.ts';
 
 /**
  * The dead-letter topic of inbound webhooks: a delivery the order mapping can never map (malformed `data`, an unknown
@@ -15,15 +16,7 @@ export const inboundDeadLetterIdOf = (inboxId: string, deliveryId: string): stri
   uuidv5(`${inboxId}/${deliveryId}`, INBOUND_DEAD_LETTER_NAMESPACE);
 
 /** The delivery as the inbox recorded it (`WebhookReceived`), which a re-drive hands back unchanged. */
-export type InboundDelivery = {
-  inboxId: string;
-  deliveryId: string;
-  connectionId: string;
-  unifiedConnectionId: string;
-  event: string;
-  externalId: string | null;
-  payload: string;
-};
+export type InboundDelivery = WebhookReceived['data'];
 
 // ── Events ──────────────────────────────────────────────────────────────────
 export type InboundEventDeadLettered = Event<'InboundEventDeadLettered', { inboundDeadLetterId: string; reason: string } & InboundDelivery>;

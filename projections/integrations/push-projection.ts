@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import { productAggregate, type ProductEvent } from '../../commands/catalog/product.ts';
 import { connectionAggregate, type ConnectionEvent } from '../../commands/integrations/connection.ts';
 import { itemPushAggregate, itemPushIdOf, type ItemPushEvent, type PushAction } from '../../commands/integrations/item-push.ts';
@@ -76,6 +75,8 @@ const request = (
     action,
   );
 
+const positionRow = ({ topic, partition, offset }: ProductPosition) => ({ topic, partition, offset });
+
 /** A change of the product: it is wanted as it now is on every active connection. */
 async function changed(event: RecordedEvent<ProductEvent>, ctx: ProjectionContext): Promise<void> {
   const { productId } = event.data;
@@ -94,8 +95,6 @@ async function changed(event: RecordedEvent<ProductEvent>, ctx: ProjectionContex
     event.position,
   );
 }
-
-const positionRow = ({ topic, partition, offset }: ProductPosition) => ({ topic, partition, offset });
 
 /** The product is to be removed from every platform it was pushed to (whatever the connection's status now). */
 async function removeEverywhere(ctx: ProjectionContext, productId: string, position: ProductPosition): Promise<void> {
@@ -195,7 +194,7 @@ const connectionEvents: EventHandlers<ConnectionEvent> = {
  * An outcome may be read before the request it answers (a rebuild reads the topics in no common order): it then makes
  * the row, so the remote id it names is never forgotten.
  */
-const outcomeRow = (event: RecordedEvent<ItemPushEvent>, db: Knex.Transaction) => ({
+const outcomeRow = (event: RecordedEvent<ItemPushEvent>) => ({
   item_push_id: event.data.itemPushId,
   connection_id: event.data.connectionId,
   product_id: event.data.productId,
@@ -204,7 +203,7 @@ const outcomeRow = (event: RecordedEvent<ItemPushEvent>, db: Knex.Transaction) =
   desired_seq: 0,
   product_topic: '',
   product_partition: 0,
-  product_offset: db.raw('0'),
+  product_offset: 0,
 });
 
 const itemPushEvents: EventHandlers<ItemPushEvent> = {
@@ -213,7 +212,7 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
     const items = `${ctx.schema}.items`;
     await ctx
       .table('items')
-      .insert({ ...outcomeRow(event, ctx.db), desired_seq: seq, pushed_seq: seq, remote_id: remoteId, last_pushed_at: at(event) })
+      .insert({ ...outcomeRow(event), desired_seq: seq, pushed_seq: seq, remote_id: remoteId, last_pushed_at: at(event) })
       .onConflict('item_push_id')
       .merge({
         pushed_seq: ctx.db.raw('greatest(??.pushed_seq, ?)', [items, seq]),
@@ -240,7 +239,7 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
     };
     await ctx
       .table('items')
-      .insert({ ...outcomeRow(event, ctx.db), ...outcome, create_started: action === 'UPSERT' })
+      .insert({ ...outcomeRow(event), ...outcome, create_started: action === 'UPSERT' })
       .onConflict('item_push_id')
       .merge({
         ...outcome,
