@@ -95,7 +95,11 @@ export const ledgerPlugin = fp(
       // A retry of an accepted request writes nothing, and its original's events may not be in the read models yet
       // (that is why the client retried): wait for everything the log holds now, the original included.
       const replayed = idempotency && reply.positions.length === 0;
-      await runtime.waiter.waitFor(replayed ? await logEnd(aggregate.events) : reply.positions, config.COMMAND_TIMEOUT_MS);
+      const positions = replayed ? await logEnd(aggregate.events) : reply.positions;
+      // Postgres may have gone away while the command was decided: its failAll has passed, so refuse now rather than
+      // wait for the timeout (the check and the wait's registration run in the same tick).
+      runtime.dependencies.require('postgres');
+      await runtime.waiter.waitFor(positions, config.COMMAND_TIMEOUT_MS);
       return { positions: reply.positions };
     };
     const dispatch: Dispatch = async (request, aggregate, { type, data }) => {
