@@ -1,4 +1,5 @@
 import { aggregates } from '../commands/index.ts';
+import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
 import { eventRoutes } from '../consumers/index.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
@@ -14,7 +15,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     aggregates,
     routes: eventRoutes,
     projections,
-    workers: integrationWorkers(config),
+    workers: [...integrationWorkers(config), bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 })],
   });
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

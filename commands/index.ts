@@ -1,4 +1,5 @@
 import { followedBy, type SomeAggregate } from '../ledger/aggregate.ts';
+import { bulkJobAggregate } from './bulk/bulk-job.ts';
 import { brandAggregate } from './catalog/brand.ts';
 import { productAggregate } from './catalog/product.ts';
 import { taxonomyAggregate } from './catalog/taxonomy.ts';
@@ -32,4 +33,5 @@ export const aggregates: readonly SomeAggregate[] = [
   inboxAggregate,
   inboundDeadLetterAggregate,
   webhookSecretAggregate,
+  bulkJobAggregate,
 ];

@@ -14,6 +14,7 @@ import { openapiPlugin } from './plugins/openapi.ts';
 import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
+import bulkJobRoutes from './routes/bulk-jobs.ts';
 import categoryRoutes from './routes/categories.ts';
 import connectionLocationRoutes from './routes/connection-location.ts';
 import inboundRoutes from './routes/inbound.ts';
@@ -126,6 +127,12 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       await api.register(templateRoutes);
       await api.register(validationRoutes);
       await api.register(mediaRoutes);
+      await api.register(bulkJobRoutes, {
+        maxItems: config.BULK_MAX_ITEMS,
+        bodyLimit: config.BULK_BODY_LIMIT_BYTES,
+        // A chunk's command escapes its JSON text once more, and its event carries an envelope: well under a record.
+        chunkBytes: Math.floor(config.RECORD_LIMIT_BYTES * 0.4),
+      });
     },
     { prefix: '/api/v1/pim' },
   );

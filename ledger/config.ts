@@ -31,6 +31,14 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /** The most items one bulk job may hold. */
+  BULK_MAX_ITEMS: z.coerce.number().int().min(1).default(100_000),
+  /** The body limit of POST /api/v1/pim/bulk-jobs alone (the others keep BODY_LIMIT_BYTES): a full-size import fits. */
+  BULK_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   /** The connection provider (a Unified.to-style API); the default is where `npm start` runs the stand-in (stack/unified). */
   UNIFIED_API_URL: z.string().url().default('http://127.0.0.1:18090'),
   UNIFIED_API_TOKEN: z.string().default('dev-unified-token'),

@@ -1,5 +1,6 @@
 import type { Projection } from '../ledger/projection.ts';
 import { auditProjection } from './audit/audit-projection.ts';
+import { bulkProjection } from './bulk/bulk-projection.ts';
 import { catalogProjection } from './catalog/catalog-projection.ts';
 import { connectionsProjection } from './integrations/connections-projection.ts';
 import { inboundProjection } from './integrations/inbound-projection.ts';
@@ -17,6 +18,7 @@ export const projections: Projection[] = [
   pushProjection,
   inboundProjection,
   webhookSecretsProjection,
+  bulkProjection,
 ];
 
 export const projectionNamed = (name: string): Projection | undefined => projections.find((p) => p.name === name);

@@ -14,6 +14,7 @@ import {
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
+import { productBrand, productCategory, productDescription, productSku, productTitle } from '../product-fields.ts';
 import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
@@ -53,15 +54,14 @@ const variant = z
   })
   .meta({ id: 'Variant' });
 
-const title = text().trim().min(1).max(500);
-const description = text().max(10_000).nullable();
-const category = text().trim().min(1).max(200).nullable();
-
-const sku = text().trim().min(1).max(100);
+const title = productTitle;
+const description = productDescription;
+const category = productCategory;
+const sku = productSku;
 /** The optional PIM fields beside title, description and category (docs/decisions.md). */
 const extras = {
   sku: sku.nullish().describe("The product's own SKU; variants carry theirs"),
-  brand: text().trim().min(1).max(200).nullish().describe('Brand name'),
+  brand: productBrand.nullish().describe('Brand name'),
   template_id: uuid.nullish().describe('An existing product template of the tenant'),
 };
 const createBody = z

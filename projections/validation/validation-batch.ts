@@ -1,4 +1,6 @@
 import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
+import { v5 as uuidv5 } from 'uuid';
+import type { BulkItemsProcessed } from '../../commands/bulk/bulk-job.ts';
 import type { Event, RecordedEvent } from '../../ledger/message.ts';
 import type { BatchContext } from '../../ledger/projection.ts';
 import { insertRows, tableIn } from '../record-set.ts';
@@ -19,13 +21,39 @@ export const raisedRow = (event: RecordedEvent<ValidationIssueRaised>) => {
     resolved: false,
     created_at: at(event),
     updated_at: at(event),
+    bulk_job_id: null as string | null,
+    item_index: null as number | null,
   };
 };
 
+const BULK_ISSUE_NAMESPACE = '0f6f8d52-3c1e-4b7a-9e2d-5a4c8b9f1e63';
+
+/** Each failed item of a bulk job's slice as an open ERROR issue naming the job and the item. */
+export const bulkItemIssues = (event: RecordedEvent<BulkItemsProcessed>): IssueRow[] =>
+  event.data.failures.map(({ index, code, message, productId }) => ({
+    id: uuidv5(`${event.data.jobId}/${index}`, BULK_ISSUE_NAMESPACE),
+    tenant_id: event.envelope.tenantId,
+    org_id: event.envelope.orgId,
+    product_id: productId,
+    issue_type: 'BULK_ITEM_FAILED',
+    severity: 'ERROR',
+    message: `bulk job ${event.data.jobId}, item ${index}: ${code}: ${message}`,
+    resolved: false,
+    created_at: at(event),
+    updated_at: at(event),
+    bulk_job_id: event.data.jobId,
+    item_index: index,
+  }));
+
 export const raisedAgain = ['severity', 'message', 'resolved', 'updated_at'] as const;
 
-type IssueRow = ReturnType<typeof raisedRow>;
+type IssueRow = Omit<ReturnType<typeof raisedRow>, 'product_id' | 'issue_type' | 'severity'> & {
+  product_id: string | null;
+  issue_type: string;
+  severity: string;
+};
 const isRaised = (event: RecordedEvent): event is RecordedEvent<ValidationIssueRaised> => event.type === 'ValidationIssueRaised';
+const isBulkSlice = (event: RecordedEvent): event is RecordedEvent<BulkItemsProcessed> => event.type === 'BulkItemsProcessed';
 const isResolved = (event: RecordedEvent): event is RecordedEvent<ValidationIssueResolved> => event.type === 'ValidationIssueResolved';
 
 /**
@@ -43,6 +71,9 @@ export async function applyValidationBatch(events: RecordedEvent<Event>[], { sql
       const before = upserts.get(id);
       upserts.set(id, before ? { ...before, ...Object.fromEntries(raisedAgain.map((column) => [column, raised[column]])) } : raised);
       resolvedOnly.delete(id);
+    } else if (isBulkSlice(event)) {
+      // A failed item's issue is raised once and never resolved by another event: the first row stands.
+      for (const row of bulkItemIssues(event)) if (!upserts.has(row.id)) upserts.set(row.id, row);
     } else if (isResolved(event)) {
       const id = event.data.issueId.toLowerCase();
       const raised = upserts.get(id);

@@ -18,4 +18,15 @@ export const validationMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    // A bulk job's failed item is an issue too; it names the job and the item, and a product only when the item does.
+    name: '002-bulk-item-issues',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).alterTable('validation_issues', (t) => {
+        t.uuid('product_id').nullable().alter();
+        t.uuid('bulk_job_id');
+        t.integer('item_index');
+      });
+    },
+  },
 ];

@@ -10,7 +10,9 @@ export type IssueRow = {
   id: string;
   org_id: string;
   tenant_id: string;
-  product_id: string;
+  product_id: string | null;
+  bulk_job_id: string | null;
+  item_index: number | null;
   issue_type: string;
   severity: string;
   message: string;

@@ -1,0 +1,212 @@
+import { bulkJobAggregate, type BulkItemFailure } from '../../commands/bulk/bulk-job.ts';
+import { productAggregate } from '../../commands/catalog/product.ts';
+import type { Aggregate } from '../../ledger/aggregate.ts';
+import type { CommandReply } from '../../ledger/command-reply.ts';
+import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledger/message.ts';
+import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
+import type { Part, PartSignals } from '../../ledger/supervisor.ts';
+import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
+import { chunkHolding, unfinishedJobs, type WorkerJobRow } from '../../projections/bulk/bulk-queries.ts';
+import { itemCommandId, planItem, refusedItem, type ItemPlan } from './bulk-items.ts';
+
+const IDLE_POLL_MS = 5_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export type BulkWorkerOptions = {
+  /** Items whose outcomes one RecordBulkItems reports (and so the step by which processed_items moves). */
+  sliceItems: number;
+  /** Slices of one job whose commands are out at once; their outcomes are still recorded in order. */
+  slicesInFlight: number;
+  /** Jobs worked on side by side, so one tenant's large job does not hold another's back. */
+  jobsAtOnce: number;
+};
+
+type Job = WorkerJobRow;
+type Slice = { firstIndex: number; items: unknown[] };
+type SliceOutcome = { firstIndex: number; count: number; succeeded: number; failures: BulkItemFailure[] };
+
+class Refused extends Error {}
+
+/**
+ * The bulk processor (issue 13): starts each submitted job, turns its items into ordinary product commands slice by
+ * slice, and records every slice's outcomes on the job in order. Its position is the job's own record (the items it
+ * has recorded), so after a crash it resumes at the first slice not recorded; a slice sent again is answered by the
+ * product aggregates as the first time (each item's command is idempotent under a key of job and item).
+ */
+class BulkWorker implements Part {
+  private stopping = false;
+  private loop?: Promise<void>;
+  private woken = false;
+  private resolveIdle?: () => void;
+  private unsubscribe?: () => void;
+  /** The next item of each job this process has recorded, ahead of a read model that may lag. */
+  private readonly recorded = new Map<string, number>();
+  private readonly log;
+  private readonly throttled;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly options: BulkWorkerOptions,
+    private readonly signals: PartSignals,
+  ) {
+    this.log = deps.logger.child({ component: 'bulk-worker' });
+    this.throttled = new ThrottledLog(this.log);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.unsubscribe = this.deps.onProgress(bulkProjection.name, this.wakeUp);
+    this.loop = this.run();
+    this.signals.running();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.unsubscribe?.();
+    this.wakeUp();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let jobs: Job[] = [];
+      try {
+        jobs = await unfinishedJobs(this.deps.db, this.options.jobsAtOnce);
+        await Promise.all(jobs.map((job) => this.work(job)));
+      } catch (error) {
+        this.throttled.write('warn', 'bulk-loop', { err: errorField(error) }, 'bulk worker could not read its jobs; trying again');
+        await sleep(1_000);
+      }
+      if (jobs.length === 0 && !this.stopping) await this.idle();
+    }
+  }
+
+  /** One job until it ends, the worker stops, or something fails (then the loop comes back to it). */
+  private async work(job: Job): Promise<void> {
+    try {
+      if (job.status === 'PENDING') await this.send(job, bulkJobAggregate, { type: 'StartBulkJob', data: { jobId: job.id } });
+      const total = job.item_count;
+      const readModelAt = (job.processed_items ?? 0) + (job.failed_items ?? 0);
+      const from = Math.max(readModelAt, this.recorded.get(job.id) ?? 0);
+      await this.process(job, from, total);
+    } catch (error) {
+      this.throttled.write(
+        'warn',
+        'bulk-job',
+        { err: errorField(error), jobId: job.id },
+        'bulk job interrupted; it resumes where it stopped',
+      );
+      await sleep(1_000);
+    }
+  }
+
+  /** Slices from `from` on: up to `slicesInFlight` out at once, each recorded once those before it are. */
+  private async process(job: Job, from: number, total: number): Promise<void> {
+    const pending: Promise<SliceOutcome>[] = [];
+    const reader = new ChunkReader(this.deps, job.id);
+    let next = from;
+    while (!this.stopping && (next < total || pending.length > 0)) {
+      while (next < total && pending.length < this.options.slicesInFlight) {
+        const slice = await reader.slice(next, Math.min(this.options.sliceItems, total - next));
+        const applying = this.applySlice(job, slice);
+        // Awaited in order below; one that fails while an earlier one is awaited must not go unhandled meanwhile.
+        applying.catch(() => undefined);
+        pending.push(applying);
+        next += slice.items.length;
+      }
+      const outcome = await (pending.shift() as Promise<SliceOutcome>);
+      await this.send(job, bulkJobAggregate, { type: 'RecordBulkItems', data: { jobId: job.id, ...outcome } });
+      this.recorded.set(job.id, outcome.firstIndex + outcome.count);
+    }
+    await Promise.allSettled(pending);
+    if (next >= total && pending.length === 0) this.recorded.delete(job.id);
+  }
+
+  private async applySlice(job: Job, { firstIndex, items }: Slice): Promise<SliceOutcome> {
+    const plans = items.map((item, offset) => planItem(job.job_type, job.id, firstIndex + offset, item));
+    const outcomes = await Promise.all(plans.map((plan) => this.applyItem(job, plan)));
+    const failures = outcomes.filter((failure): failure is BulkItemFailure => failure !== undefined);
+    return { firstIndex, count: items.length, succeeded: items.length - failures.length, failures };
+  }
+
+  private async applyItem(job: Job, plan: ItemPlan): Promise<BulkItemFailure | undefined> {
+    if (plan.kind === 'failed') return plan.failure;
+    const reply = await this.send(job, productAggregate, plan.command, plan.idempotency, itemCommandId(job.id, plan.index), false);
+    return reply.outcome === 'rejected' ? refusedItem(plan.index, plan.productId, reply.error) : undefined;
+  }
+
+  /** Sends a command as the job's creator and waits for its decision; a refusal throws unless the caller judges it. */
+  private async send<C extends Command, E extends Event, S>(
+    job: Job,
+    aggregate: Aggregate<C, E, S>,
+    { type, data }: CommandInput<NoInfer<C>>,
+    idempotency?: IdempotentRequest,
+    commandId: string = crypto.randomUUID(),
+    refusalThrows = true,
+  ): Promise<Extract<CommandReply, { outcome: 'accepted' | 'rejected' }>> {
+    const metadata = {
+      commandId,
+      tenantId: job.tenant_id,
+      orgId: job.org_id,
+      actor: job.actor,
+      issuedAt: Date.now(),
+      correlationId: job.id,
+      ...(idempotency ? { idempotency } : {}),
+    };
+    const reply = await this.deps.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata } as Command);
+    if (reply.outcome === 'ping') throw new Error('unexpected reply');
+    if (reply.outcome === 'rejected' && refusalThrows) throw new Refused(`${type} refused: ${reply.error.message}`);
+    return reply;
+  }
+
+  private idle(): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(this.wakeUp, IDLE_POLL_MS);
+      this.resolveIdle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private readonly wakeUp = (): void => {
+    const resolve = this.resolveIdle;
+    this.resolveIdle = undefined;
+    if (resolve) resolve();
+    else this.woken = true;
+  };
+}
+
+/** A job's items as the read model holds them, one parsed chunk at a time (slices never cross a chunk). */
+class ChunkReader {
+  private current?: { firstIndex: number; items: unknown[] };
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly jobId: string,
+  ) {}
+
+  async slice(firstIndex: number, most: number): Promise<Slice> {
+    const current = this.current;
+    const holds = current && firstIndex >= current.firstIndex && firstIndex < current.firstIndex + current.items.length;
+    if (!holds) {
+      const chunk = await chunkHolding(this.deps.db, this.jobId, firstIndex);
+      if (!chunk || chunk.first_index + chunk.item_count <= firstIndex)
+        throw new Error(`bulk job ${this.jobId} has no item ${firstIndex} yet`);
+      this.current = { firstIndex: chunk.first_index, items: JSON.parse(chunk.items) as unknown[] };
+    }
+    const { firstIndex: base, items } = this.current as { firstIndex: number; items: unknown[] };
+    const start = firstIndex - base;
+    return { firstIndex, items: items.slice(start, Math.min(items.length, start + most)) };
+  }
+}
+
+export const bulkWorker = (options: BulkWorkerOptions): Worker => ({
+  name: 'bulk',
+  create: (deps, signals) => new BulkWorker(deps, options, signals),
+});

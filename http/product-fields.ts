@@ -1,0 +1,8 @@
+import { text } from './schemas.ts';
+
+/** A product's text fields as every write takes them: the single-item routes and the bulk jobs' items alike. */
+export const productTitle = text().trim().min(1).max(500);
+export const productDescription = text().max(10_000).nullable();
+export const productCategory = text().trim().min(1).max(200).nullable();
+export const productSku = text().trim().min(1).max(100);
+export const productBrand = text().trim().min(1).max(200);

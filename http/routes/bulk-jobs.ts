@@ -1,0 +1,135 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { bulkJobAggregate, bulkJobTypes } from '../../commands/bulk/bulk-job.ts';
+import { NotFoundError } from '../../ledger/errors.ts';
+import { findJob, itemErrors, listJobs, type BulkJobRow } from '../../projections/bulk/bulk-queries.ts';
+import { bulkItemsOf, chunksOf, payloadValue } from '../bulk-payload.ts';
+import { createHeaders, newRecord } from '../idempotency-key.ts';
+import { errorBody, errorResponses, idParams, standardHeaders, timestamp, uuid } from '../schemas.ts';
+
+/** How many item errors GET /bulk-jobs/{id} lists (the validation issues list them all). */
+const LISTED_ERRORS = 1_000;
+
+const jobType = z.enum(bulkJobTypes);
+const bulkJob = z
+  .object({
+    id: uuid,
+    org_id: uuid,
+    tenant_id: uuid,
+    job_type: jobType,
+    status: z.enum(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED']),
+    total_items: z.number().int().nullable().describe('Set when processing starts'),
+    processed_items: z.number().int().nullable().describe('Items applied so far; null before processing starts'),
+    failed_items: z.number().int().nullable().describe('Items that could not be applied; the job ends FAILED if any'),
+    created_by: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'BulkJob' });
+const createdJob = bulkJob
+  .extend({ payload_json: z.string().describe('The submitted payload as a JSON string') })
+  .meta({ id: 'CreatedBulkJob' });
+const itemError = z.object({
+  item_index: z.number().int().describe('The item’s position in the payload, from 0'),
+  code: z.enum(['MISSING_TITLE', 'INVALID_FIELD', 'PRODUCT_NOT_FOUND', 'CONFLICT', 'REJECTED']),
+  message: z.string(),
+  product_id: uuid.nullable(),
+});
+const jobWithErrors = bulkJob.extend({ errors: z.array(itemError).describe(`The first ${LISTED_ERRORS} item errors, by item`) });
+
+const createBody = z
+  .object({
+    job_type: jobType,
+    payload: z
+      .unknown()
+      .refine((value) => value !== undefined && value !== null, 'required')
+      .describe(
+        'Import: product objects; update: objects with id, or { ids, set }; delete: ids, objects with id, or { ids }. A string must hold that as JSON',
+      ),
+  })
+  .strict();
+
+const toJob = (row: BulkJobRow): z.infer<typeof bulkJob> => ({
+  id: row.id,
+  org_id: row.org_id,
+  tenant_id: row.tenant_id,
+  job_type: row.job_type,
+  status: row.status,
+  total_items: row.total_items,
+  processed_items: row.processed_items,
+  failed_items: row.failed_items,
+  created_by: row.created_by,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
+});
+
+export type BulkLimits = { maxItems: number; bodyLimit: number; chunkBytes: number };
+
+export default async function bulkJobRoutes(fastify: FastifyInstance, limits: BulkLimits): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { db, execute } = app.ledger;
+  const tags = ['bulk jobs'];
+
+  app.post('/bulk-jobs', {
+    bodyLimit: limits.bodyLimit,
+    schema: {
+      tags,
+      summary: `Submit a bulk import, update or delete of at most ${limits.maxItems} items (PENDING); processed in the background`,
+      headers: createHeaders,
+      body: createBody,
+      response: { 200: createdJob, ...errorResponses, 413: errorBody },
+    },
+    handler: async (request) => {
+      const { job_type: type, payload } = request.body;
+      const { value, json } = payloadValue(payload);
+      const items = bulkItemsOf(type, value, limits.maxItems);
+      const { id: jobId, idempotency } = newRecord(request, 'bulk-job');
+      const chunks = chunksOf(items, limits.chunkBytes);
+      // Chunks go out together (in order, one partition); the job exists only once the last is attached and it is submitted.
+      await Promise.all(
+        chunks.map((chunk) =>
+          execute(request, bulkJobAggregate, { type: 'AttachBulkItems', data: { jobId, ...chunk } }, undefined, { until: 'committed' }),
+        ),
+      );
+      const submitted = {
+        jobId,
+        jobType: type,
+        totalItems: items.length,
+        chunkCount: chunks.length,
+        payloadBytes: Buffer.byteLength(json),
+      };
+      await execute(request, bulkJobAggregate, { type: 'SubmitBulkJob', data: submitted }, idempotency);
+      const row = await findJob(db, request.principal, jobId);
+      if (!row) throw new NotFoundError(`bulk job ${jobId} not found`);
+      return { ...toJob(row), payload_json: json };
+    },
+  });
+
+  app.get('/bulk-jobs', {
+    schema: {
+      tags,
+      summary: 'The 100 most recent bulk jobs of one type, newest first',
+      headers: standardHeaders,
+      querystring: z.object({ type: jobType.default('BULK_UPDATE') }).strict(),
+      response: { 200: z.array(bulkJob), ...errorResponses },
+    },
+    handler: async (request) => (await listJobs(db, request.principal, request.query.type)).map(toJob),
+  });
+
+  app.get('/bulk-jobs/:id', {
+    schema: {
+      tags,
+      summary: 'A bulk job with its item errors',
+      headers: standardHeaders,
+      params: idParams,
+      response: { 200: jobWithErrors, ...errorResponses },
+    },
+    handler: async (request) => {
+      const row = await findJob(db, request.principal, request.params.id);
+      if (!row) throw new NotFoundError(`bulk job ${request.params.id} not found`);
+      const errors = await itemErrors(db, row.id, LISTED_ERRORS);
+      return { ...toJob(row), errors: errors.map((e) => ({ ...e, code: e.code as z.infer<typeof itemError>['code'] })) };
+    },
+  });
+}
