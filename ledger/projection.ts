@@ -8,8 +8,11 @@ export type ProjectionMigration = { name: string; up: (db: Knex, schema: string)
 
 export type ProjectionContext = { db: Knex.Transaction; schema: string; table: (name: string) => Knex.QueryBuilder };
 
-/** What a batch form writes with: the group's transaction as its plain `pg` connection (knex's builders are too dear per event). */
-export type BatchContext = { sql: ClientBase; schema: string };
+/**
+ * What a batch form writes with: the group's transaction as its plain `pg` connection (knex's builders are too dear per
+ * event), and as the knex transaction for the events a batch form hands to its per-event handlers.
+ */
+export type BatchContext = { sql: ClientBase; schema: string; db: Knex.Transaction };
 
 /**
  * The set-based form of a projection: the events of a group of batches, in log order, less those at or below the
@@ -118,7 +121,7 @@ export function mapperOf<E extends Event, R>(mappers: EventMappers<E, R>): (even
 export async function batchContextFor(db: Knex.Transaction, schema: string): Promise<BatchContext> {
   // knex's transaction client hands out its one connection (knex/lib/execution/transaction.js, makeTxClient).
   const sql = (await db.client.acquireConnection()) as ClientBase;
-  return { sql, schema };
+  return { sql, schema, db };
 }
 
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */

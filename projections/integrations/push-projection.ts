@@ -4,6 +4,7 @@ import { itemPushAggregate, itemPushIdOf, type ItemPushEvent, type PushAction } 
 import { productPushAggregate, type ProductPushEvent } from '../../commands/integrations/product-push.ts';
 import type { LogPosition, RecordedEvent } from '../../ledger/message.ts';
 import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
+import { pushBatchOf } from './push-batch.ts';
 import { pushMigrations } from './push-migrations.ts';
 
 /**
@@ -254,8 +255,7 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
       .update({ failures: 0, dead_lettered: false, next_attempt_at: null, leased_until: null }),
 };
 
-/** The push queue and the sync status of every connection, as the push worker and GET …/connections/{id}/sync read them. */
-export const pushProjection: Projection = projectionOf<PushEvent>({
+const perEvent = projectionOf<PushEvent>({
   name: 'push',
   topics: [productAggregate.events, productPushAggregate.events, connectionAggregate.events, itemPushAggregate.events],
   // A catalog write does not wait for the push queue (nothing it answers shows it); a saved connection's sync status does.
@@ -263,3 +263,6 @@ export const pushProjection: Projection = projectionOf<PushEvent>({
   migrations: pushMigrations,
   handlers: { ...productEvents, ...productPushEvents, ...connectionEvents, ...itemPushEvents },
 });
+
+/** The push queue and the sync status of every connection, as the push worker and GET …/connections/{id}/sync read them. */
+export const pushProjection: Projection = { ...perEvent, applyBatch: pushBatchOf(perEvent.evolve) };

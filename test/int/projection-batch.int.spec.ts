@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
+import type { ConnectionEvent } from '../../commands/integrations/connection.ts';
+import { itemPushIdOf, type ItemPushEvent } from '../../commands/integrations/item-push.ts';
+import type { ProductPushEvent } from '../../commands/integrations/product-push.ts';
 import { inventoryDecider, type InventoryCommand, type InventoryEvent } from '../../commands/oms/inventory.ts';
 import { orderDecider, type OrderCommand, type OrderEvent } from '../../commands/oms/order.ts';
 import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
@@ -12,6 +15,7 @@ import type { Command, Decider, Event, RecordedEvent } from '../../ledger/messag
 import { batchContextFor, contextFor, prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+import { pushProjection } from '../../projections/integrations/push-projection.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
 import { metadata } from '../support/command-metadata.ts';
@@ -27,10 +31,19 @@ const tenantId = randomUUID();
 const orgId = randomUUID();
 let offset = 0;
 
-const recorded = (
-  event: ProductEvent | TaxonomyEvent | BrandEvent | ValidationIssueRaised | ValidationIssueResolved | OrderEvent | InventoryEvent,
-  aggregateId: string = randomUUID(),
-): RecordedEvent => ({
+type TestEvent =
+  | ProductEvent
+  | TaxonomyEvent
+  | BrandEvent
+  | ValidationIssueRaised
+  | ValidationIssueResolved
+  | OrderEvent
+  | InventoryEvent
+  | ConnectionEvent
+  | ProductPushEvent
+  | ItemPushEvent;
+
+const recorded = (event: TestEvent, aggregateId: string = randomUUID()): RecordedEvent => ({
   ...event,
   envelope: {
     eventId: randomUUID(),
@@ -254,6 +267,7 @@ const tables: Record<string, string[]> = {
   audit: ['audit_events'],
   validation: ['validation_issues'],
   oms: ['orders', 'order_status_history', 'stock_reservations', 'stock_locations', 'stock_levels'],
+  push: ['connections', 'webhooks', 'products', 'items'],
 };
 
 async function contents(projection: Projection, schema: string): Promise<Record<string, unknown[]>> {
@@ -314,5 +328,153 @@ describe('the catalog batch form', () => {
     expect(scores[churned]).toBeUndefined();
     // title 10 + brand 10; the variant it had before its deletion is gone and the one added again has no price
     expect(scores[recreated]).toBe(20);
+  });
+});
+
+/** The push queue's events, each of a tenant: none, one or two of whose connections are active in the group. */
+const [noneTenant, oneTenant, twoTenant] = [randomUUID(), randomUUID(), randomUUID()];
+const of = (tenant: string, event: TestEvent): RecordedEvent => {
+  const record = recorded(event);
+  return { ...record, envelope: { ...record.envelope, tenantId: tenant } };
+};
+const [gone, one, oneLeft, twoA, twoB, lateNone] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+const saved = (tenant: string, connectionId: string) =>
+  of(tenant, {
+    type: 'ConnectionSaved',
+    data: { connectionId, unifiedConnectionId: `u-${connectionId}`, provider: 'shopify', category: 'commerce' },
+  });
+const [pNone, pOne, pTwo, pRecreated, qNone, qOne, qTwo, rTwo, ghost] = [
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+  randomUUID(),
+];
+const pushCreated = (tenant: string, productId: string) =>
+  of(tenant, { type: 'ProductCreated', data: { productId, title: 'Lamp', description: null, category: null, status: 'ACTIVE' } });
+const pushUpdated = (tenant: string, productId: string) =>
+  of(tenant, { type: 'ProductUpdated', data: { productId, changes: [{ field: 'title', previous: 'a', current: 'b' }] } });
+const pushDeleted = (tenant: string, productId: string) => of(tenant, { type: 'ProductDeleted', data: { productId, variantIds: [] } });
+const target = (connectionId: string, productId: string, action: 'UPSERT' | 'DELETE', seq: number) => ({
+  itemPushId: itemPushIdOf(connectionId, productId),
+  connectionId,
+  productId,
+  action,
+  seq,
+});
+
+const pushBefore: RecordedEvent[] = [
+  saved(noneTenant, gone),
+  saved(oneTenant, one),
+  saved(oneTenant, oneLeft),
+  saved(twoTenant, twoA),
+  saved(twoTenant, twoB),
+  pushCreated(noneTenant, pNone),
+  pushCreated(oneTenant, pOne),
+  pushCreated(twoTenant, pTwo),
+  pushCreated(twoTenant, pRecreated),
+  of(noneTenant, { type: 'ConnectionDisconnected', data: { connectionId: gone } }),
+  of(oneTenant, { type: 'ConnectionAuthFailed', data: { connectionId: oneLeft, reason: 'revoked' } }),
+];
+
+/** Runs of product events of all three tenants, cut by connection events, explicit requests and outcomes. */
+const pushGroup: RecordedEvent[] = [
+  pushCreated(noneTenant, qNone),
+  pushUpdated(noneTenant, pNone),
+  pushCreated(oneTenant, qOne),
+  pushUpdated(oneTenant, qOne),
+  pushUpdated(oneTenant, pOne),
+  // its item on the failed connection is asked to delete too
+  pushDeleted(oneTenant, pOne),
+  pushCreated(twoTenant, qTwo),
+  of(twoTenant, {
+    type: 'VariantAdded',
+    data: { productId: qTwo, variantId: randomUUID(), sku: null, barcode: null, price: '1.00', currency: 'EUR' },
+  }),
+  of(twoTenant, {
+    type: 'MediaAdded',
+    data: { productId: qTwo, mediaId: randomUUID(), variantId: null, url: 'https://x.test/q.png', altText: null, sortOrder: 0 },
+  }),
+  pushUpdated(twoTenant, qTwo.toUpperCase()),
+  pushDeleted(twoTenant, pRecreated),
+  pushCreated(twoTenant, pRecreated),
+  pushUpdated(twoTenant, pRecreated),
+  pushDeleted(twoTenant, ghost),
+  pushDeleted(twoTenant, rTwo),
+  of(twoTenant, { type: 'ItemPushed', data: { ...target(twoA, qTwo, 'UPSERT', 1), remoteId: 'r-1', attempt: 1, created: true } }),
+  // an outcome read before the request it answers
+  of(twoTenant, { type: 'ItemPushed', data: { ...target(twoA, rTwo, 'UPSERT', 2), remoteId: 'r-2', attempt: 1, created: true } }),
+  pushCreated(twoTenant, rTwo),
+  pushUpdated(twoTenant, pTwo),
+  of(twoTenant, {
+    type: 'ItemPushFailed',
+    data: {
+      ...target(twoB, pTwo, 'UPSERT', 1),
+      attempt: 3,
+      reason: 'boom',
+      httpStatus: 500,
+      retryable: false,
+      retryAt: null,
+      deadLettered: true,
+    },
+  }),
+  of(twoTenant, { type: 'ItemPushRedriven', data: { itemPushId: itemPushIdOf(twoB, pTwo), connectionId: twoB, productId: pTwo } }),
+  of(twoTenant, { type: 'ConnectionAuthFailed', data: { connectionId: twoB, reason: 'revoked' } }),
+  pushUpdated(twoTenant, pTwo),
+  of(twoTenant, {
+    type: 'ConnectionWebhookSubscribed',
+    data: { connectionId: twoA, subscriptionId: 's-1', objectType: 'commerce_order', event: 'created' },
+  }),
+  of(twoTenant, { type: 'ConnectionDefaultLocationSet', data: { connectionId: twoA, locationId: null } }),
+  of(twoTenant, { type: 'ProductPushRequested', data: { productId: qTwo, action: 'UPSERT' } }),
+  of(twoTenant, { type: 'ProductPushRequested', data: { productId: pRecreated, action: 'DELETE' } }),
+  pushUpdated(twoTenant, pRecreated),
+  // the tenant without connections gets one again: its initial sync, then changes pushed to it
+  saved(noneTenant, gone),
+  pushUpdated(noneTenant, qNone),
+  pushCreated(noneTenant, lateNone),
+  of(noneTenant, { type: 'ConnectionDisconnected', data: { connectionId: gone } }),
+  pushUpdated(noneTenant, lateNone),
+  pushDeleted(noneTenant, qNone),
+  saved(twoTenant, twoB),
+  pushUpdated(twoTenant, qTwo),
+  pushUpdated(oneTenant, qOne),
+];
+
+describe('the push projection applied in batches', () => {
+  it.each([1, 3, 7, 100])('leaves the rows it leaves event by event (groups of %i)', async (size) => {
+    const perEvent = await freshSchema(pushProjection);
+    const batched = await freshSchema(pushProjection);
+    await eventByEvent(pushProjection, perEvent, [...pushBefore, ...pushGroup]);
+    await eventByEvent(pushProjection, batched, pushBefore);
+    await inGroups(pushProjection, batched, pushGroup, size);
+
+    const expected = await contents(pushProjection, perEvent);
+    expect(await contents(pushProjection, batched)).toEqual(expected);
+    const requests = (expected.items as { desired_seq: string }[]).map((item) => Number(item.desired_seq));
+    expect(Math.max(...requests)).toBeGreaterThan(2);
+  });
+
+  it('costs a few statements for a run of product events, none per event', async () => {
+    const schema = await freshSchema(pushProjection);
+    await eventByEvent(pushProjection, schema, pushBefore);
+    const productIds = Array.from({ length: 200 }, () => randomUUID());
+    const run = productIds.flatMap((productId, i) => {
+      const tenant = i % 2 ? noneTenant : twoTenant;
+      return [pushCreated(tenant, productId), pushUpdated(tenant, productId)];
+    });
+    const statements = await db.transaction(async (trx) => {
+      const context = await batchContextFor(trx, schema);
+      const query = vi.spyOn(context.sql, 'query');
+      await pushProjection.applyBatch?.([...run, pushDeleted(twoTenant, pTwo)], context);
+      return query.mock.calls.length;
+    });
+    expect(statements).toBeLessThanOrEqual(5);
+    const items = await db(`${schema}.items`).whereIn('product_id', productIds.slice(0, 1));
+    expect(items.map((item: { desired_seq: string }) => Number(item.desired_seq))).toEqual([2, 2]);
   });
 });
