@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from '../ledger/uuid-v5.ts';
 import { z } from 'zod';
 import type { IdempotentRequest } from '../ledger/message.ts';
 import { standardHeaders } from './schemas.ts';

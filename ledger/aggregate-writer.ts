@@ -1,5 +1,5 @@
 import type { Message, Producer } from 'kafkajs';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
@@ -18,6 +18,8 @@ export type Decision<E> =
 
 /** An aggregate's state after the round's decisions so far, serialized as it will be written. */
 export type Touched<S> = { aggregateId: string; snapshot: Snapshot<S>; value: Buffer; partition?: number };
+/** Where a decision finds the states the round has changed so far. */
+export type TouchedView<S> = Pick<Map<string, Touched<S>>, 'get'>;
 /** A decision with the event records it writes and the state it leaves. */
 export type Decided<E, S> = { decision: Decision<E>; events: Message[]; eventBytes: number; next?: Touched<S> };
 
@@ -53,7 +55,7 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
    * Decides one command against the latest state (the round's own changes first) and encodes what it would write.
    * `partition`: where its records go (its command's partition); without it, the producer places them by key.
    */
-  async decide(command: C, partition: number | undefined, touched: Map<string, Touched<S>>): Promise<Decided<E, S>> {
+  async decide(command: C, partition: number | undefined, touched: TouchedView<S>): Promise<Decided<E, S>> {
     const { decider, name } = this.definition;
     const aggregateId = this.definition.aggregateIdOf(command);
     const rejected = (error: SerializedDomainError): Decided<E, S> => ({

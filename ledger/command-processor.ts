@@ -1,7 +1,7 @@
 import type { Batch, Consumer, Kafka, KafkaMessage, Message, Producer, TopicMessages } from 'kafkajs';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate, Follower } from './aggregate.ts';
-import { AggregateWriter, eventIdOf, stateMessages, type Decided, type Decision, type Touched } from './aggregate-writer.ts';
+import { AggregateWriter, eventIdOf, stateMessages, type Decided, type Decision, type Touched, type TouchedView } from './aggregate-writer.ts';
 import type { CommandReply } from './command-reply.ts';
 import type { EventCodec } from './event-codec.ts';
 import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun } from './group-commit.ts';
@@ -176,7 +176,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     if (decision.outcome !== 'accepted') return outcome;
     for (const [f, { writer, follower }] of this.followers.entries()) {
       const round = rounds[f] as FollowerRound;
-      const touched = new Map(round.touched);
+      // This command's follower states over the round's (a copy of the round's map per command would cost a round's
+      // size per command).
+      const own = new Map<string, Touched<unknown>>();
+      const touched: TouchedView<unknown> = { get: (id) => own.get(id) ?? round.touched.get(id) };
       for (const [index, event] of decision.events.entries()) {
         const eventId = eventIdOf(decision.command, index);
         for (const [j, input] of follower.commandsFor(event).entries()) {
@@ -191,14 +194,14 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           }
           if (!one.next) continue;
           outcome.stateBytes += sizeChange(one.next, touched);
-          touched.set(one.next.aggregateId, one.next);
+          own.set(one.next.aggregateId, one.next);
           outcome.eventBytes += one.eventBytes;
           const events = one.events;
           changes.push(() => round.events.push(...events));
         }
       }
       changes.push(() => {
-        for (const [id, next] of touched) round.touched.set(id, next);
+        for (const [id, next] of own) round.touched.set(id, next);
       });
     }
     return outcome;
@@ -257,7 +260,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
 }
 
 /** How much the round's state records grow when `next` replaces what the round already holds for that aggregate. */
-const sizeChange = <S>(next: Touched<S>, touched: Map<string, Touched<S>>): number =>
+const sizeChange = <S>(next: Touched<S>, touched: TouchedView<S>): number =>
   next.value.length - (touched.get(next.aggregateId)?.value.length ?? 0);
 
 /** A follower's command carries its cause's tenant, actor and time; its id derives from the causing event's. */

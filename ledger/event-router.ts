@@ -1,5 +1,5 @@
 import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import type { EventCodec } from './event-codec.ts';
 import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';

@@ -1,4 +1,4 @@
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';

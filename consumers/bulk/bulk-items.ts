@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { z } from 'zod';
 import type { BulkItemFailure, BulkJobType } from '../../commands/bulk/bulk-job.ts';
 import type { ProductCommand } from '../../commands/catalog/product.ts';
 import type { SerializedDomainError } from '../../ledger/errors.ts';
 import type { CommandInput, IdempotentRequest } from '../../ledger/message.ts';
-import { canonical } from '../../http/idempotency-key.ts';
 import { productBrand, productCategory, productDescription, productSku, productTitle } from '../../http/product-fields.ts';
 import { uuid } from '../../http/schemas.ts';
 
@@ -48,12 +46,14 @@ const defined = (entries: Record<string, unknown>) => Object.fromEntries(Object.
  * is answered as the first time and applies nothing twice.
  */
 export function planItem(jobType: BulkJobType, jobId: string, index: number, item: unknown): ItemPlan {
-  const keyed = (productId: string, command: CommandInput<ProductCommand>): ItemPlan => {
-    const requestHash = createHash('sha256')
-      .update(JSON.stringify(canonical(command)))
-      .digest('base64url');
-    return { kind: 'command', index, productId, command, idempotency: { key: `bulk:${jobId}:${index}`, requestHash } };
-  };
+  // A job's items never change, so the key (job and item) names one request: the job's id serves as its hash.
+  const keyed = (productId: string, command: CommandInput<ProductCommand>): ItemPlan => ({
+    kind: 'command',
+    index,
+    productId,
+    command,
+    idempotency: { key: `bulk:${jobId}:${index}`, requestHash: jobId },
+  });
   switch (jobType) {
     case 'BULK_IMPORT': {
       const parsed = importItem.safeParse(item);

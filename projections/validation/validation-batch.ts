@@ -1,5 +1,5 @@
 import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
-import { v5 as uuidv5 } from 'uuid';
+import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import type { BulkItemsProcessed } from '../../commands/bulk/bulk-job.ts';
 import type { Event, RecordedEvent } from '../../ledger/message.ts';
 import type { BatchContext } from '../../ledger/projection.ts';

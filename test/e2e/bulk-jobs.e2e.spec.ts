@@ -115,7 +115,7 @@ describe('bulk jobs', () => {
     const tenant = await ctx.newTenant();
     const response = await submitJob(tenant, jobType, payload);
     expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('validation_failed');
+    expect((response.body as unknown as { error: { code: string } }).error.code).toBe('validation_failed');
     expect((await tenant.request('GET', `/api/v1/pim/bulk-jobs?type=${jobType}`)).body).toEqual([]);
   });
 
