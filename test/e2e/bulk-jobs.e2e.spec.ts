@@ -53,6 +53,39 @@ describe('bulk jobs', () => {
     expect(audit[0]?.actor_email).toBe(tenant.email);
   });
 
+  it('completes a 5 000-item import with exactly 5 000 products, its processed_items growing while it runs', async () => {
+    const tenant = await ctx.newTenant();
+    const submitted = await submitJob(tenant, 'BULK_IMPORT', products(5_000, 'Bulk'));
+    const { job, seen } = await jobEnd(tenant, submitted.body.id);
+    expect(job).toMatchObject({ status: 'COMPLETED', total_items: 5_000, processed_items: 5_000 });
+    const running = seen.filter((j) => j.status === 'PROCESSING').map((j) => j.processed_items ?? 0);
+    expect(running.some((n) => n > 0 && n < 5_000)).toBe(true);
+    expect(running).toEqual([...running].sort((a, b) => a - b));
+    expect((await tenant.request('GET', '/api/v1/pim/stats')).body.total_products).toBe(5_000);
+  });
+
+  it('takes more than 100 000 items as 413 (and a body beyond the other routes’ 1 MB limit as a job)', async () => {
+    const tenant = await ctx.newTenant();
+    const tooMany = await submitJob(
+      tenant,
+      'BULK_DELETE',
+      Array.from({ length: 100_001 }, () => randomUUID()),
+    );
+    expect(tooMany.status).toBe(413);
+    expect((tooMany.body as unknown as { error: { code: string } }).error.code).toBe('payload_too_large');
+    expect((await tenant.request('GET', '/api/v1/pim/bulk-jobs?type=BULK_DELETE')).body).toEqual([]);
+    // Ids that are no UUIDs fail without a command each: the job is quick, and its body is over 1 MB.
+    const large = await submitJob(
+      tenant,
+      'BULK_DELETE',
+      Array.from({ length: 30_000 }, (_, i) => `not-a-product-id-${i}-${'x'.repeat(20)}`),
+    );
+    expect(large.status).toBe(200);
+    const { job } = await jobEnd(tenant, large.body.id);
+    expect(job).toMatchObject({ status: 'FAILED', processed_items: 0, failed_items: 30_000 });
+    expect(job.errors).toHaveLength(1_000);
+  });
+
   it('lists failed items on the job and as validation issues, and ends the job FAILED', async () => {
     const tenant = await ctx.newTenant();
     const other = await ctx.newTenant();
@@ -81,6 +114,9 @@ describe('bulk jobs', () => {
     expect(end).toMatchObject({ status: 'FAILED', processed_items: 1, failed_items: 3 });
     expect(end.errors?.map((e) => e.code)).toEqual(['PRODUCT_NOT_FOUND', 'PRODUCT_NOT_FOUND', 'INVALID_FIELD']);
     expect((await productOf(other, foreign.id)).body.title).toBe('Not yours');
+    const removal = await submitJob(tenant, 'BULK_DELETE', { ids: [foreign.id] });
+    expect((await jobEnd(tenant, removal.body.id)).job.errors?.map((e) => e.code)).toEqual(['PRODUCT_NOT_FOUND']);
+    expect((await productOf(other, foreign.id)).status).toBe(200);
 
     const issues = async () =>
       ((await tenant.request('GET', '/api/v1/pim/validation')).body as Issue[]).filter((i) => i.issue_type === 'BULK_ITEM_FAILED');
@@ -93,6 +129,7 @@ describe('bulk jobs', () => {
         [updated.body.id, 1],
         [updated.body.id, 2],
         [updated.body.id, 3],
+        [removal.body.id, 0],
       ].sort(),
     );
     expect(bulkIssues.every((i) => i.severity === 'ERROR')).toBe(true);
