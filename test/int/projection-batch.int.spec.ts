@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import type { BulkItemFailure, BulkItemsProcessed } from '../../commands/bulk/bulk-job.ts';
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
@@ -37,6 +38,7 @@ type TestEvent =
   | BrandEvent
   | ValidationIssueRaised
   | ValidationIssueResolved
+  | BulkItemsProcessed
   | OrderEvent
   | InventoryEvent
   | ConnectionEvent
@@ -328,6 +330,77 @@ describe('the catalog batch form', () => {
     expect(scores[churned]).toBeUndefined();
     // title 10 + brand 10; the variant it had before its deletion is gone and the one added again has no price
     expect(scores[recreated]).toBe(20);
+  });
+});
+
+/** Bulk jobs' slices: their failed items (with and without a product) become issues among the quality ones. */
+const [jobOne, jobTwo, jobThree] = [randomUUID(), randomUUID(), randomUUID()];
+const [bulkProductA, bulkProductB] = [randomUUID(), randomUUID()];
+const [issueE, issueF, issueG] = [randomUUID(), randomUUID(), randomUUID()];
+const itemFailed = (index: number, code: string, productId: string | null = null): BulkItemFailure => ({
+  index,
+  code,
+  message: `item ${index} is refused`,
+  productId,
+});
+const slice = (jobId: string, firstIndex: number, count: number, failures: BulkItemFailure[]) =>
+  recorded({ type: 'BulkItemsProcessed', data: { jobId, firstIndex, count, succeeded: count - failures.length, failures } }, jobId);
+const jobOneFirst = slice(jobOne, 0, 4, [itemFailed(1, 'PRODUCT_NOT_FOUND', bulkProductA), itemFailed(2, 'MISSING_TITLE')]);
+const jobOneSecond = slice(jobOne, 4, 4, [
+  itemFailed(4, 'INVALID_FIELD', bulkProductB),
+  itemFailed(6, 'INVALID_FIELD'),
+  itemFailed(7, 'CONFLICT', bulkProductA),
+]);
+const bulkBefore = [...issuesBefore, jobOneFirst, raised(issueE, 'e')];
+const bulkGroup = [
+  resolved(issueA),
+  jobOneSecond,
+  raised(issueE, 'e again'),
+  slice(jobTwo, 0, 2, []),
+  // redelivered: a slice of the stored rows, and one of the group itself
+  jobOneFirst,
+  resolved(issueE),
+  slice(jobTwo, 2, 3, [itemFailed(3, 'MISSING_TITLE'), itemFailed(4, 'PRODUCT_NOT_FOUND', bulkProductB)]),
+  raised(issueF, 'f'),
+  slice(jobThree, 0, 1, [itemFailed(0, 'INVALID_FIELD')]),
+  resolved(issueF),
+  jobOneSecond,
+  raised(issueA, 'a again'),
+  raised(issueF, 'f again'),
+  resolved(issueG),
+  resolved(issueB),
+  slice(jobThree, 1, 1, []),
+];
+
+describe("the validation batch form with bulk jobs' failed items", () => {
+  it.each([1, 2, 3, 5, 100])('leaves the rows it leaves event by event (groups of %i)', async (size) => {
+    const perEvent = await freshSchema(validationProjection);
+    const batched = await freshSchema(validationProjection);
+    await eventByEvent(validationProjection, perEvent, [...bulkBefore, ...bulkGroup]);
+    await eventByEvent(validationProjection, batched, bulkBefore);
+    await inGroups(validationProjection, batched, bulkGroup, size);
+
+    const expected = await contents(validationProjection, perEvent);
+    expect(await contents(validationProjection, batched)).toEqual(expected);
+    type Row = { issue_type: string; bulk_job_id: string | null; item_index: number | null; product_id: string | null; resolved: boolean };
+    const rows = expected.validation_issues as Row[];
+    const bulk = rows
+      .filter((row) => row.issue_type === 'BULK_ITEM_FAILED')
+      .map((row) => [row.bulk_job_id, row.item_index, row.product_id, row.resolved]);
+    expect(bulk).toHaveLength(8);
+    expect(bulk).toEqual(
+      expect.arrayContaining([
+        [jobOne, 1, bulkProductA, false],
+        [jobOne, 2, null, false],
+        [jobOne, 4, bulkProductB, false],
+        [jobOne, 6, null, false],
+        [jobOne, 7, bulkProductA, false],
+        [jobTwo, 3, null, false],
+        [jobTwo, 4, bulkProductB, false],
+        [jobThree, 0, null, false],
+      ]),
+    );
+    expect(rows.filter((row) => row.issue_type !== 'BULK_ITEM_FAILED')).toHaveLength(4);
   });
 });
 

@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import type { BulkJobType } from '../../commands/bulk/bulk-job.ts';
+import { bulkItemsOf, chunksOf, payloadValue } from '../../http/bulk-payload.ts';
+import { PayloadTooLargeError, ValidationError } from '../../ledger/errors.ts';
+
+const [a, b, c] = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', '33333333-3333-4333-8333-333333333333'];
+const MAX = 100;
+
+describe('bulk payload shapes', () => {
+  const accepted: [BulkJobType, string, unknown, unknown[]][] = [
+    ['BULK_IMPORT', 'an array of product objects', [{ title: 'A' }, { title: 'B', sku: 'S' }], [{ title: 'A' }, { title: 'B', sku: 'S' }]],
+    ['BULK_IMPORT', '{ items }', { items: [{ title: 'A' }, {}] }, [{ title: 'A' }, {}]],
+    // the items' own fields are judged when the job runs
+    ['BULK_IMPORT', 'objects with any fields', [{ nope: 1 }], [{ nope: 1 }]],
+    [
+      'BULK_UPDATE',
+      'an array of objects with id',
+      [{ id: a, title: 'A' }, { id: 'not-a-uuid' }],
+      [{ id: a, title: 'A' }, { id: 'not-a-uuid' }],
+    ],
+    [
+      'BULK_UPDATE',
+      '{ ids, set }',
+      { ids: [a, b, c], set: { title: 'Same', brand: 'Acme' } },
+      [
+        { title: 'Same', brand: 'Acme', id: a },
+        { title: 'Same', brand: 'Acme', id: b },
+        { title: 'Same', brand: 'Acme', id: c },
+      ],
+    ],
+    ['BULK_DELETE', 'an array of ids', [a, b], [{ id: a }, { id: b }]],
+    ['BULK_DELETE', 'an array of objects with id', [{ id: a }, { id: b }], [{ id: a }, { id: b }]],
+    ['BULK_DELETE', 'ids and objects mixed', [a, { id: b }], [{ id: a }, { id: b }]],
+    ['BULK_DELETE', '{ ids }', { ids: [a, b, c] }, [{ id: a }, { id: b }, { id: c }]],
+  ];
+  it.each(accepted)('%s accepts %s', (jobType, _shape, payload, items) => {
+    expect(bulkItemsOf(jobType, payload, MAX)).toEqual(items);
+  });
+
+  it('keeps the order of the items', () => {
+    const many = Array.from({ length: 50 }, (_, i) => ({ title: `T${i}` }));
+    expect(bulkItemsOf('BULK_IMPORT', many, MAX)).toEqual(many);
+    const ids = Array.from({ length: 20 }, (_, i) => `id-${i}`);
+    expect(bulkItemsOf('BULK_DELETE', { ids }, MAX)).toEqual(ids.map((id) => ({ id })));
+    expect(bulkItemsOf('BULK_UPDATE', { ids, set: { title: 'x' } }, MAX)).toEqual(ids.map((id) => ({ title: 'x', id })));
+  });
+
+  const refused: [BulkJobType, string, unknown][] = [
+    ['BULK_IMPORT', 'an empty array', []],
+    ['BULK_IMPORT', 'an empty { items }', { items: [] }],
+    ['BULK_IMPORT', 'string items', ['a', 'b']],
+    ['BULK_IMPORT', 'a number item', [{ title: 'A' }, 3]],
+    ['BULK_IMPORT', 'a null item', [null]],
+    ['BULK_IMPORT', 'an array item', [[{ title: 'A' }]]],
+    ['BULK_IMPORT', 'a single product object', { title: 'A' }],
+    ['BULK_IMPORT', '{ items } with another key', { items: [{ title: 'A' }], extra: 1 }],
+    ['BULK_IMPORT', 'a number', 42],
+    ['BULK_IMPORT', 'null', null],
+    ['BULK_UPDATE', 'an empty array', []],
+    ['BULK_UPDATE', 'an item without id', [{ id: a, title: 'A' }, { title: 'B' }]],
+    ['BULK_UPDATE', 'a string item', [a]],
+    ['BULK_UPDATE', '{ ids } without set', { ids: [a] }],
+    ['BULK_UPDATE', '{ ids, set } with an empty set', { ids: [a], set: {} }],
+    ['BULK_UPDATE', '{ ids, set } with a set holding id', { ids: [a], set: { id: b, title: 'A' } }],
+    ['BULK_UPDATE', '{ ids, set } with a set that is no object', { ids: [a], set: 'title' }],
+    ['BULK_UPDATE', '{ ids, set } with an array set', { ids: [a], set: [{ title: 'A' }] }],
+    ['BULK_UPDATE', '{ ids, set } with another key', { ids: [a], set: { title: 'A' }, extra: 1 }],
+    ['BULK_UPDATE', '{ ids, set } without ids', { set: { title: 'A' } }],
+    ['BULK_UPDATE', '{ ids, set } with empty ids', { ids: [], set: { title: 'A' } }],
+    ['BULK_UPDATE', 'a number', 7],
+    ['BULK_DELETE', 'an empty array', []],
+    ['BULK_DELETE', 'an empty { ids }', { ids: [] }],
+    ['BULK_DELETE', 'number ids', [1, 2]],
+    ['BULK_DELETE', 'an object without id', [{ productId: a }]],
+    ['BULK_DELETE', '{ ids, set }', { ids: [a], set: { title: 'A' } }],
+    ['BULK_DELETE', '{ ids } with another key', { ids: [a], extra: true }],
+    ['BULK_DELETE', 'ids that are not an array', { ids: a }],
+    ['BULK_DELETE', 'a single id', a],
+    ['BULK_DELETE', 'a number', 5],
+  ];
+  it.each(refused)('%s refuses %s', (jobType, _shape, payload) => {
+    expect(() => bulkItemsOf(jobType, payload, MAX)).toThrow(ValidationError);
+  });
+
+  it('refuses more items than the limit, and takes as many as it', () => {
+    const items = Array.from({ length: MAX + 1 }, (_, i) => ({ title: `T${i}` }));
+    expect(() => bulkItemsOf('BULK_IMPORT', items, MAX)).toThrow(PayloadTooLargeError);
+    expect(() => bulkItemsOf('BULK_IMPORT', items, MAX)).not.toThrow(ValidationError);
+    expect(bulkItemsOf('BULK_IMPORT', items.slice(0, MAX), MAX)).toHaveLength(MAX);
+    const ids = Array.from({ length: 3 }, (_, i) => `id-${i}`);
+    expect(() => bulkItemsOf('BULK_DELETE', { ids }, 2)).toThrow(PayloadTooLargeError);
+    expect(() => bulkItemsOf('BULK_UPDATE', { ids, set: { title: 'x' } }, 2)).toThrow(PayloadTooLargeError);
+  });
+});
+
+describe('a payload given as JSON text', () => {
+  it('parses a string and keeps its text', () => {
+    const text = '[{"title":"A"},{"title":"B"}]';
+    expect(payloadValue(text)).toEqual({ value: [{ title: 'A' }, { title: 'B' }], json: text });
+    expect(bulkItemsOf('BULK_IMPORT', payloadValue(text).value, MAX)).toEqual([{ title: 'A' }, { title: 'B' }]);
+    expect(payloadValue(`{"ids":["${a}"]}`).value).toEqual({ ids: [a] });
+  });
+
+  it('takes any other value as it is, with its JSON text', () => {
+    const value = { ids: [a], set: { title: 'A' } };
+    expect(payloadValue(value)).toEqual({ value, json: JSON.stringify(value) });
+  });
+
+  it('refuses a string that is not JSON', () => {
+    for (const text of ['not json', '[{"title":"A"}', '', "{'ids': []}"]) expect(() => payloadValue(text)).toThrow(ValidationError);
+  });
+
+  it('refuses JSON text whose value fits no shape', () => {
+    expect(() => bulkItemsOf('BULK_IMPORT', payloadValue('"[]"').value, MAX)).toThrow(ValidationError);
+    expect(() => bulkItemsOf('BULK_DELETE', payloadValue('12').value, MAX)).toThrow(ValidationError);
+  });
+});
+
+describe('chunks of items', () => {
+  const items = Array.from({ length: 200 }, (_, i) => ({ title: `Product ${i}`, description: 'x'.repeat(i % 37), sku: `S-${i}` }));
+  const bytes = (text: string) => Buffer.byteLength(text);
+
+  it.each([64, 200, 1_000, 4_096, 1_000_000])('cuts the items in order, each chunk at most %i bytes', (maxBytes) => {
+    const chunks = chunksOf(items, maxBytes);
+    expect(chunks.map((chunk) => chunk.chunk)).toEqual(chunks.map((_, i) => i));
+    let next = 0;
+    for (const chunk of chunks) {
+      const parsed = JSON.parse(chunk.items) as unknown[];
+      expect(parsed).toEqual(items.slice(chunk.firstIndex, chunk.firstIndex + chunk.itemCount));
+      expect(chunk.firstIndex).toBe(next);
+      expect(chunk.itemCount).toBe(parsed.length);
+      expect(chunk.itemCount).toBeGreaterThan(0);
+      // A chunk of several items stays within the limit (a byte over it is left out here: reported, the brackets are not
+      // counted in full).
+      if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes + 1);
+      next += chunk.itemCount;
+    }
+    expect(next).toBe(items.length);
+    expect(chunks.flatMap((chunk) => JSON.parse(chunk.items) as unknown[])).toEqual(items);
+  });
+
+  it('fills chunks: two neighbours together would not fit', () => {
+    const maxBytes = 500;
+    const chunks = chunksOf(items, maxBytes);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const [i, chunk] of chunks.slice(0, -1).entries()) {
+      const nextItem = JSON.stringify(items[chunks[i + 1]?.firstIndex ?? 0]);
+      expect(bytes(chunk.items) + bytes(nextItem) + 1).toBeGreaterThan(maxBytes);
+    }
+  });
+
+  it('puts an item larger than the limit in a chunk alone', () => {
+    const big = { title: 'Big', description: 'y'.repeat(300) };
+    const mixed = [{ title: 'a' }, { title: 'b' }, big, { title: 'c' }];
+    const chunks = chunksOf(mixed, 100);
+    expect(chunks).toEqual([
+      { chunk: 0, firstIndex: 0, itemCount: 2, items: JSON.stringify(mixed.slice(0, 2)) },
+      { chunk: 1, firstIndex: 2, itemCount: 1, items: JSON.stringify([big]) },
+      { chunk: 2, firstIndex: 3, itemCount: 1, items: JSON.stringify([mixed[3]]) },
+    ]);
+  });
+
+  it('counts bytes, not characters', () => {
+    const wide = Array.from({ length: 10 }, () => ({ title: 'ü'.repeat(20) }));
+    const maxBytes = 150;
+    for (const chunk of chunksOf(wide, maxBytes)) {
+      if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes + 1);
+    }
+    expect(chunksOf(wide, maxBytes).length).toBeGreaterThan(
+      chunksOf(
+        wide.map(() => ({ title: 'u'.repeat(20) })),
+        maxBytes,
+      ).length,
+    );
+  });
+
+  it('makes one chunk of items that fit, and none of no item', () => {
+    expect(chunksOf([{ title: 'a' }], 1_000)).toEqual([{ chunk: 0, firstIndex: 0, itemCount: 1, items: '[{"title":"a"}]' }]);
+    expect(chunksOf([], 1_000)).toEqual([]);
+  });
+});
