@@ -78,23 +78,24 @@ export type BulkChunk = { chunk: number; firstIndex: number; itemCount: number; 
 /** The items in order, as chunks of JSON text of at most `maxBytes` each (one item larger than that is a chunk alone). */
 export function chunksOf(items: unknown[], maxBytes: number): BulkChunk[] {
   const chunks: BulkChunk[] = [];
+  const BRACKETS = 2;
   let texts: string[] = [];
-  let bytes = 0;
+  let bytes = BRACKETS;
   let firstIndex = 0;
   const close = () => {
-    if (texts.length === 0) return;
     chunks.push({ chunk: chunks.length, firstIndex, itemCount: texts.length, items: `[${texts.join(',')}]` });
     firstIndex += texts.length;
     texts = [];
-    bytes = 0;
+    bytes = BRACKETS;
   };
   for (const item of items) {
     const text = JSON.stringify(item);
-    const size = Buffer.byteLength(text) + 1;
-    if (bytes + size > maxBytes) close();
+    const length = Buffer.byteLength(text);
+    // Each item after the first adds a comma.
+    if (texts.length > 0 && bytes + 1 + length > maxBytes) close();
+    bytes += length + (texts.length > 0 ? 1 : 0);
     texts.push(text);
-    bytes += size;
   }
-  close();
+  if (texts.length > 0) close();
   return chunks;
 }

@@ -37,6 +37,11 @@ describe('bulk payload shapes', () => {
     expect(bulkItemsOf(jobType, payload, MAX)).toEqual(items);
   });
 
+  it('deletes by the id of whole product objects, their other fields ignored', () => {
+    const id = '0b6f2a44-7d3e-4c1a-9f5e-2d8c6b4a1e90';
+    expect(bulkItemsOf('BULK_DELETE', [{ id, title: 'A', sku: 'S' }], 10)).toEqual([{ id }]);
+  });
+
   it('keeps the order of the items', () => {
     const many = Array.from({ length: 50 }, (_, i) => ({ title: `T${i}` }));
     expect(bulkItemsOf('BULK_IMPORT', many, MAX)).toEqual(many);
@@ -130,9 +135,8 @@ describe('chunks of items', () => {
       expect(chunk.firstIndex).toBe(next);
       expect(chunk.itemCount).toBe(parsed.length);
       expect(chunk.itemCount).toBeGreaterThan(0);
-      // A chunk of several items stays within the limit (a byte over it is left out here: reported, the brackets are not
-      // counted in full).
-      if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes + 1);
+      // A chunk of several items stays within the limit, brackets and commas counted.
+      if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes);
       next += chunk.itemCount;
     }
     expect(next).toBe(items.length);
@@ -147,6 +151,12 @@ describe('chunks of items', () => {
       const nextItem = JSON.stringify(items[chunks[i + 1]?.firstIndex ?? 0]);
       expect(bytes(chunk.items) + bytes(nextItem) + 1).toBeGreaterThan(maxBytes);
     }
+  });
+
+  it('counts the brackets and commas: two items of 13 bytes do not fit 28', () => {
+    const chunks = chunksOf([{ title: 'a' }, { title: 'b' }], 28);
+    expect(chunks.map((c) => c.items)).toEqual(['[{"title":"a"}]', '[{"title":"b"}]']);
+    expect(chunksOf([{ title: 'a' }, { title: 'b' }], 29)).toHaveLength(1);
   });
 
   it('puts an item larger than the limit in a chunk alone', () => {
@@ -164,7 +174,7 @@ describe('chunks of items', () => {
     const wide = Array.from({ length: 10 }, () => ({ title: 'ü'.repeat(20) }));
     const maxBytes = 150;
     for (const chunk of chunksOf(wide, maxBytes)) {
-      if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes + 1);
+      if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes);
     }
     expect(chunksOf(wide, maxBytes).length).toBeGreaterThan(
       chunksOf(
