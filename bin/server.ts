@@ -1,11 +1,10 @@
-import { aggregates } from '../commands/index.ts';
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
-import { eventRoutes } from '../consumers/index.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
 import { loadConfig } from '../ledger/config.ts';
 import { createLogger } from '../ledger/logger.ts';
 import { projections } from '../projections/index.ts';
+import { aggregates, routes } from './processor-modules.ts';
 
 /** Serves the API with the command processors and projections in this one process. */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -13,9 +12,10 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   const logger = createLogger(config.LOG_LEVEL);
   const app = await buildApp(config, logger, {
     aggregates,
-    routes: eventRoutes,
+    routes,
     projections,
     workers: [...integrationWorkers(config), bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 })],
+    ...(config.PROCESSORS_IN_THREAD ? { processorsThread: new URL('./processor-modules.ts', import.meta.url) } : {}),
   });
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -1,7 +1,15 @@
 import type { Batch, Consumer, Kafka, KafkaMessage, Message, Producer, TopicMessages } from 'kafkajs';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate, Follower } from './aggregate.ts';
-import { AggregateWriter, eventIdOf, stateMessages, type Decided, type Decision, type Touched, type TouchedView } from './aggregate-writer.ts';
+import {
+  AggregateWriter,
+  eventIdOf,
+  stateMessages,
+  type Decided,
+  type Decision,
+  type Touched,
+  type TouchedView,
+} from './aggregate-writer.ts';
 import type { CommandReply } from './command-reply.ts';
 import type { EventCodec } from './event-codec.ts';
 import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun } from './group-commit.ts';

@@ -31,6 +31,11 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /** Runs the command processors and event routers in a worker thread of their own (a second core), not on the edge's loop. */
+  PROCESSORS_IN_THREAD: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((value) => value === 'true'),
   /** The most items one bulk job may hold. */
   BULK_MAX_ITEMS: z.coerce.number().int().min(1).default(100_000),
   /** The body limit of POST /api/v1/pim/bulk-jobs alone (the others keep BODY_LIMIT_BYTES): a full-size import fits. */

@@ -184,6 +184,8 @@ export class EventRouter {
         actor: event.envelope.actor,
         issuedAt: event.envelope.occurredAt,
         correlationId: event.envelope.correlationId,
+        // Nobody waits for a routed command's decision (its id is derived, no request registered it): no reply record.
+        noReply: true,
       },
     };
     return { key: routed.aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };

@@ -2,19 +2,20 @@ import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import { leadersOf, topicsOf, type SomeAggregate } from './aggregate.ts';
 import { CommandBus } from './command-bus.ts';
-import { CommandProcessor } from './command-processor.ts';
 import { kafkaBrokers, type Config } from './config.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
-import { EventRouter, type EventRoute } from './event-router.ts';
+import type { EventRoute } from './event-router.ts';
 import { createKafka, ensureTopics } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
 import { readinessOf, type Readiness } from './readiness.ts';
+import { startProcessorParts, startSupervised } from './processor-parts.ts';
 import { Supervisor, type Part, type PartSignals } from './supervisor.ts';
+import { ProcessorThread } from './thread-part.ts';
 
 /** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
 export type WorkerDeps = {
@@ -42,6 +43,11 @@ export type LedgerModules = {
   routes: readonly EventRoute[];
   projections: readonly Projection[];
   workers?: readonly Worker[];
+  /**
+   * A module exporting `aggregates` and `routes` (the same as these): their processors and routers then run in a
+   * worker thread (ledger/processor-thread.ts), on a core of their own, rather than on the edge's event loop.
+   */
+  processorsThread?: URL;
 };
 
 export type Runtime = {
@@ -59,7 +65,7 @@ export type Runtime = {
 export async function startRuntime(
   config: Config,
   logger: Logger,
-  { aggregates, routes, projections, workers = [] }: LedgerModules,
+  { aggregates, routes, projections, workers = [], processorsThread }: LedgerModules,
 ): Promise<Runtime> {
   const namespace = config.LEDGER_NAMESPACE;
   const allTopics = topicsOf(aggregates);
@@ -81,33 +87,30 @@ export async function startRuntime(
     logger,
   );
   const stops: (() => Promise<void>)[] = [() => dependencies.stop()];
-  const supervisors: Supervisor[] = [];
+  // What readiness reads: every part's supervisor, and the relayed statuses of the parts in the processor thread.
+  const statuses: Pick<Supervisor, 'status'>[] = [];
   const runners: { name: string; runner: ProjectionRunner }[] = [];
   try {
     await dependencies.start();
     // Each part restarts by itself when it fails; parts of one kind are independent consumer groups, started side by side.
-    const startAll = (parts: { name: string; create: (signals: Supervisor) => Part }[]) =>
-      Promise.all(
-        parts.map(async ({ name, create }) => {
-          const supervisor = new Supervisor(name, logger);
-          await supervisor.start(create(supervisor));
-          supervisors.push(supervisor);
-          stops.push(() => supervisor.stop());
-        }),
-      );
+    const startAll = async (parts: { name: string; create: (signals: Supervisor) => Part }[]) => {
+      const started = await startSupervised({ logger }, parts);
+      statuses.push(...started);
+      stops.push(...started.map((supervisor) => () => supervisor.stop()));
+    };
     const maxRecordBytes = config.RECORD_LIMIT_BYTES;
-    await startAll(
-      leadersOf(aggregates).map((definition) => ({
-        name: `${definition.name}-processor`,
-        create: (signals) => new CommandProcessor({ kafka, codec, namespace, logger, maxRecordBytes }, definition, signals),
-      })),
-    );
-    await startAll(
-      routes.map((route) => ({
-        name: `${route.name}-router`,
-        create: (signals) => new EventRouter({ kafka, codec, namespace, logger, maxRecordBytes }, route, signals),
-      })),
-    );
+    if (processorsThread) {
+      const supervisor = new Supervisor('processor-thread', logger);
+      const thread = new ProcessorThread(config, processorsThread, logger, supervisor);
+      await supervisor.start(thread);
+      const inside = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
+      statuses.push(supervisor, ...thread.readers(inside));
+      stops.push(() => supervisor.stop());
+    } else {
+      const parts = await startProcessorParts({ kafka, codec, namespace, logger, maxRecordBytes }, aggregates, routes);
+      statuses.push(...parts);
+      stops.push(...parts.map((part) => () => part.stop()));
+    }
     await startAll(
       projections.map((projection) => ({
         name: `projection-${projection.name}`,
@@ -129,7 +132,7 @@ export async function startRuntime(
     const edge = new Supervisor('edge-replies', logger);
     const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger, edge);
     await edge.start(bus);
-    supervisors.push(edge);
+    statuses.push(edge);
     stops.push(async () => {
       await edge.stop();
       await bus.close();
@@ -163,7 +166,7 @@ export async function startRuntime(
     const readiness = () =>
       readinessOf({
         dependencies,
-        supervisors,
+        supervisors: statuses,
         listening: () => waiter.listening(),
         lags: runners.map(({ name, runner }) => ({ projection: name, lagBehind: () => runner.lagBehind() })),
       });

@@ -1,0 +1,53 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { SomeAggregate } from './aggregate.ts';
+import { kafkaBrokers, type Config } from './config.ts';
+import { EventCodec } from './event-codec.ts';
+import type { EventRoute } from './event-router.ts';
+import { createKafka } from './kafka.ts';
+import { createLogger } from './logger.ts';
+import { startProcessorParts } from './processor-parts.ts';
+import type { Supervisor } from './supervisor.ts';
+import type { FromThread, ToThread } from './thread-part.ts';
+
+/**
+ * A worker thread running the command processors and event routers (ledger/thread-part.ts): its own event loop, Kafka
+ * clients and codec, so deciding and committing use a core of their own. `modules` names the composition root's module
+ * exporting `aggregates` and `routes` (the runtime knows no domain module).
+ */
+type ThreadData = { config: Config; modules: string };
+
+const { config, modules } = workerData as ThreadData;
+const port = parentPort;
+if (!port) throw new Error('processor-thread runs as a worker thread');
+const post = (message: FromThread) => port.postMessage(message);
+
+const logger = createLogger(config.LOG_LEVEL).child({ thread: 'processors' });
+const composed = (await import(modules)) as { aggregates: readonly SomeAggregate[]; routes: readonly EventRoute[] };
+let supervisors: Supervisor[] = [];
+let statusTimer: NodeJS.Timeout | undefined;
+
+try {
+  const namespace = config.LEDGER_NAMESPACE;
+  const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
+  const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace);
+  // Registered by the main thread already: this learns their ids.
+  await codec.registerAll(composed.aggregates.map((aggregate) => aggregate.events));
+  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES };
+  supervisors = await startProcessorParts(deps, composed.aggregates, composed.routes);
+  const report = () => post({ type: 'status', statuses: supervisors.map((s) => s.status()) });
+  report();
+  statusTimer = setInterval(report, 250);
+  post({ type: 'started' });
+} catch (error) {
+  post({ type: 'start-failed', message: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+}
+
+port.on('message', (message: ToThread) => {
+  if (message.type !== 'stop') return;
+  clearInterval(statusTimer);
+  void Promise.all(supervisors.map((s) => s.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed')))).then(() => {
+    post({ type: 'stopped' });
+    process.exit(0);
+  });
+});
