@@ -103,7 +103,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
       throw new Error(`${baseUrl} is still served by an earlier process`);
     const log = createWriteStream(join(logDir, `${namespace}.log`), { flags: 'a' });
     // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
-    child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', join(root, 'bin', 'server.ts')], {
+    child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'server.ts')], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
