@@ -4,6 +4,7 @@ import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { CommandReply } from '../../ledger/command-reply.ts';
 import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
+import { WakeUp } from '../../ledger/wake-up.ts';
 import type { Part, PartSignals } from '../../ledger/supervisor.ts';
 import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
@@ -37,8 +38,7 @@ class Refused extends Error {}
 class BulkWorker implements Part {
   private stopping = false;
   private loop?: Promise<void>;
-  private woken = false;
-  private resolveIdle?: () => void;
+  private readonly wakeUp = new WakeUp();
   private unsubscribe?: () => void;
   /** The next item of each job this process has recorded, ahead of a read model that may lag. */
   private readonly recorded = new Map<string, number>();
@@ -56,7 +56,7 @@ class BulkWorker implements Part {
 
   async start(): Promise<void> {
     this.stopping = false;
-    this.unsubscribe = this.deps.onProgress(bulkProjection.name, this.wakeUp);
+    this.unsubscribe = this.deps.onProgress(bulkProjection.name, this.wakeUp.wake);
     this.loop = this.run();
     this.signals.running();
   }
@@ -64,7 +64,7 @@ class BulkWorker implements Part {
   async stop(): Promise<void> {
     this.stopping = true;
     this.unsubscribe?.();
-    this.wakeUp();
+    this.wakeUp.wake();
     await this.loop;
   }
 
@@ -78,7 +78,7 @@ class BulkWorker implements Part {
         this.throttled.write('warn', 'bulk-loop', { err: errorField(error) }, 'bulk worker could not read its jobs; trying again');
         await sleep(1_000);
       }
-      if (jobs.length === 0 && !this.stopping) await this.idle();
+      if (jobs.length === 0 && !this.stopping) await this.wakeUp.wait(IDLE_POLL_MS);
     }
   }
 
@@ -159,27 +159,6 @@ class BulkWorker implements Part {
     if (reply.outcome === 'rejected' && refusalThrows) throw new Refused(`${type} refused: ${reply.error.message}`);
     return reply;
   }
-
-  private idle(): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(this.wakeUp, IDLE_POLL_MS);
-      this.resolveIdle = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
-
-  private readonly wakeUp = (): void => {
-    const resolve = this.resolveIdle;
-    this.resolveIdle = undefined;
-    if (resolve) resolve();
-    else this.woken = true;
-  };
 }
 
 /** A job's items as the read model holds them, one parsed chunk at a time (slices never cross a chunk). */

@@ -4,6 +4,7 @@ import { itemPushAggregate, type RecordItemPushed } from '../../commands/integra
 import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { Command, CommandInput, Event } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
+import { WakeUp } from '../../ledger/wake-up.ts';
 import type { Part, PartSignals } from '../../ledger/supervisor.ts';
 import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
@@ -48,8 +49,7 @@ class PushWorker implements Part {
   private provider?: ConnectionProvider & { close(): Promise<void> };
   private loop?: Promise<void>;
   private stopping = false;
-  private resolveIdle?: () => void;
-  private woken = false;
+  private readonly wakeUp = new WakeUp();
   private queueChanged = true;
   private unsubscribe: (() => void)[] = [];
   /** Calls in flight per connection (its platform has not answered yet). */
@@ -80,9 +80,9 @@ class PushWorker implements Part {
     this.unsubscribe = [
       this.deps.onProgress(pushProjection.name, () => {
         this.queueChanged = true;
-        this.wakeUp();
+        this.wakeUp.wake();
       }),
-      this.deps.onProgress(catalogProjection.name, () => this.wakeUp()),
+      this.deps.onProgress(catalogProjection.name, () => this.wakeUp.wake()),
     ];
     this.loop = this.run();
     this.signals.running();
@@ -92,7 +92,7 @@ class PushWorker implements Part {
     this.stopping = true;
     for (const unsubscribe of this.unsubscribe) unsubscribe();
     this.unsubscribe = [];
-    this.wakeUp();
+    this.wakeUp.wake();
     await this.loop;
     // Queued items are left to their leases; calls in flight and their reports are finished.
     this.queued.clear();
@@ -118,31 +118,9 @@ class PushWorker implements Part {
         this.throttled.write('warn', 'push-claim', { err: errorField(error) }, 'push worker could not claim work; trying again');
         await sleep(1_000);
       }
-      if (claimed === 0 && !this.stopping) await this.idle();
+      if (claimed === 0 && !this.stopping) await this.wakeUp.wait(IDLE_POLL_MS);
     }
   }
-
-  /** Waits for news (a projection's progress, a push finished) or the idle poll, whichever comes first. */
-  private idle(): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => this.wakeUp(), IDLE_POLL_MS);
-      this.resolveIdle = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
-
-  private readonly wakeUp = (): void => {
-    const resolve = this.resolveIdle;
-    this.resolveIdle = undefined;
-    if (resolve) resolve();
-    else this.woken = true;
-  };
 
   /**
    * Tops up every connection's local queue to twice its calls in flight at most (so a freed slot starts the next item
@@ -186,7 +164,7 @@ class PushWorker implements Part {
         // The platform has answered: its slot is free while the outcome is being reported.
         this.inFlight.set(connectionId, (this.inFlight.get(connectionId) ?? 1) - 1);
         this.drain(connectionId);
-        if ((this.queued.get(connectionId)?.length ?? 0) < this.options.perConnection) this.wakeUp();
+        if ((this.queued.get(connectionId)?.length ?? 0) < this.options.perConnection) this.wakeUp.wake();
       });
       this.reporting.add(reported);
       void reported.finally(() => this.reporting.delete(reported));
