@@ -3,6 +3,7 @@ import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
 import { loadConfig } from '../ledger/config.ts';
 import { createLogger } from '../ledger/logger.ts';
+import { StartupError } from '../ledger/startup-error.ts';
 import { projections } from '../projections/index.ts';
 import { aggregates, routes } from './processor-modules.ts';
 
@@ -29,7 +30,8 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   serve().catch((error: unknown) => {
-    console.error(error);
+    // A bad setting or an unreachable dependency is one line the operator can act on; anything else keeps its stack.
+    console.error(error instanceof StartupError ? `cannot start: ${error.message}` : error);
     process.exit(1);
   });
 }

@@ -1,12 +1,73 @@
 import { z } from 'zod';
 import { MAX_PARTITIONS } from './group-commit.ts';
+import { redactUrl, StartupError } from './startup-error.ts';
+
+/** `host:port`, as kafkajs takes a broker (it splits at the colon: no IPv6 literals). */
+const BROKER = /^([A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([0-9]{1,5})$/;
+
+/** Why a KAFKA_BROKERS value is not a comma-separated list of host:port, or undefined when it is. */
+export function brokersProblem(value: string): string | undefined {
+  const entries = value.split(',').map((b) => b.trim());
+  for (const entry of entries) {
+    const match = BROKER.exec(entry);
+    const port = match ? Number(match[3]) : NaN;
+    if (!match || port < 1 || port > 65535) {
+      return `expected a comma-separated list of host:port (e.g. 127.0.0.1:19092), and ${entry === '' ? 'an entry is empty' : `"${entry}" is not one`}`;
+    }
+  }
+  return undefined;
+}
+
+/** Why a DATABASE_URL value is not a Postgres URL naming a database, or undefined when it is. */
+export function databaseUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'expected a URL such as postgres://user:password@127.0.0.1:5432/commerce_ledger';
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    return `expected a postgres:// or postgresql:// URL, not ${url.protocol}//`;
+  if (!url.hostname) return 'expected a host, as in postgres://user@127.0.0.1:5432/commerce_ledger';
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!/^[a-zA-Z0-9_]+$/.test(name)) {
+    return name === ''
+      ? 'expected a database name after the host (…:5432/commerce_ledger)'
+      : `the database name "${name}" must be letters, digits and _`;
+  }
+  return undefined;
+}
+
+/** Settings whose values never appear in a message. */
+const SECRETS = new Set(['AUTH_DEV_SECRET', 'INTEGRATION_STATE_SECRET', 'WEBHOOK_SECRET_KEY', 'UNIFIED_API_TOKEN']);
+
+/** `NAME="value"` for a message: a secret's value is hidden, a URL's password masked, a long value cut. */
+function shown(name: string, value: unknown): string {
+  if (value === undefined) return `${name} (unset)`;
+  if (SECRETS.has(name)) return `${name} (value hidden)`;
+  const text = String(value);
+  const safe = name.endsWith('_URL') ? redactUrl(text) : text;
+  return `${name}=${JSON.stringify(safe.length > 200 ? `${safe.slice(0, 200)}…` : safe)}`;
+}
 
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
-  KAFKA_BROKERS: z.string().default('127.0.0.1:19092'),
+  KAFKA_BROKERS: z
+    .string()
+    .default('127.0.0.1:19092')
+    .superRefine((value, ctx) => {
+      const problem = brokersProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   SCHEMA_REGISTRY_URL: z.string().url().default('http://127.0.0.1:18081/apis/ccompat/v7'),
-  DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/commerce_ledger'),
+  DATABASE_URL: z
+    .string()
+    .default('postgres://postgres@127.0.0.1:5432/commerce_ledger')
+    .superRefine((value, ctx) => {
+      const problem = databaseUrlProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   /** Prefixes every topic and consumer group; lets test runs and local dev share one broker. */
   LEDGER_NAMESPACE: z
     .string()
@@ -73,14 +134,21 @@ const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+/**
+ * The settings from the environment; a value that does not parse throws a StartupError whose message is one line naming
+ * each bad setting, the value tried (secrets hidden, passwords masked) and what was expected.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid configuration: ${problems}`);
+    const problems = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.');
+      return `${shown(name, env[name])}: ${issue.message}`;
+    });
+    throw new StartupError(`invalid configuration: ${problems.join('; ')}`);
   }
   if (!parsed.data.AUTH_JWKS_URL && !parsed.data.AUTH_DEV_SECRET) {
-    throw new Error('invalid configuration: set AUTH_JWKS_URL (production) or AUTH_DEV_SECRET (development mode)');
+    throw new StartupError('invalid configuration: set AUTH_JWKS_URL (production) or AUTH_DEV_SECRET (development mode)');
   }
   return parsed.data;
 }

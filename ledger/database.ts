@@ -1,5 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
 // Postgres bigint (offsets, counts) arrives as string; keep it that way for offsets, parse counts where used.
 export function createKnex(databaseUrl: string, pool = { min: 0, max: 10 }): Knex {
@@ -12,14 +13,23 @@ export function createKnex(databaseUrl: string, pool = { min: 0, max: 10 }): Kne
   });
 }
 
-/** Creates the database named in the URL when it does not exist yet (Postgres has no CREATE DATABASE IF NOT EXISTS). */
+/**
+ * Creates the database named in the URL when it does not exist yet (Postgres has no CREATE DATABASE IF NOT EXISTS).
+ * A server that cannot be reached (or refuses the login) is a StartupError naming it: "cannot reach Postgres at …".
+ */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
-  if (!/^[a-zA-Z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
+  if (!/^[a-zA-Z0-9_]+$/.test(name)) throw new StartupError(`unsupported database name "${name}" in DATABASE_URL`);
   url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined); // a connection lost later fails the query in flight, which is enough
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw new StartupError(`cannot reach Postgres at ${redactUrl(databaseUrl)} (DATABASE_URL): ${reasonOf(error)}`, { cause: error });
+  }
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (rowCount === 0) {

@@ -16,6 +16,7 @@ import { readinessOf, type Readiness } from './readiness.ts';
 import { startProcessorParts, startSupervised } from './processor-parts.ts';
 import { Supervisor, type Part, type PartSignals } from './supervisor.ts';
 import { ProcessorThread } from './thread-part.ts';
+import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
 /** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
 export type WorkerDeps = {
@@ -70,15 +71,29 @@ export async function startRuntime(
   const namespace = config.LEDGER_NAMESPACE;
   const allTopics = topicsOf(aggregates);
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
-  const admin = kafka.admin();
-  await admin.connect();
+  // Start-up failures of a dependency are StartupErrors: one line naming the setting and what was tried. The admin's
+  // retries log nothing: their lines would only repeat the one a failure here ends with.
+  const admin = createKafka(kafkaBrokers(config), 'commerce-ledger', logger.child({}, { level: 'silent' })).admin();
+  const brokers = `${config.KAFKA_BROKERS} (KAFKA_BROKERS)`;
+  try {
+    await admin.connect();
+  } catch (error) {
+    await admin.disconnect().catch(() => undefined);
+    throw new StartupError(`cannot reach Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
+  }
   try {
     await ensureTopics(admin, namespace, allTopics, config.TOPIC_PARTITIONS, config.RECORD_LIMIT_BYTES);
+  } catch (error) {
+    throw new StartupError(`cannot create the topics on Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
   } finally {
     await admin.disconnect();
   }
   const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace);
-  await codec.registerAll(allTopics.filter((t) => t.kind === 'events'));
+  try {
+    await codec.registerAll(allTopics.filter((t) => t.kind === 'events'));
+  } catch (error) {
+    throw await registryStartupError(config.SCHEMA_REGISTRY_URL, error);
+  }
 
   await ensureDatabase(config.DATABASE_URL);
   const db = createKnex(config.DATABASE_URL);
@@ -181,4 +196,19 @@ export async function startRuntime(
     await db.destroy();
     throw error;
   }
+}
+
+/**
+ * The registry client reports a refused connection as an HTTP error of its own making (`status 400`): ask the registry
+ * directly whether it answers, to tell "cannot reach" from a registration it refused.
+ */
+async function registryStartupError(registryUrl: string, error: unknown): Promise<StartupError> {
+  const where = `${redactUrl(registryUrl)} (SCHEMA_REGISTRY_URL)`;
+  const probe = await fetch(`${registryUrl.replace(/\/+$/, '')}/subjects`, { signal: AbortSignal.timeout(5_000) }).then(
+    (response) => (response.ok ? undefined : `HTTP ${response.status} from GET /subjects`),
+    (failure: unknown) => reasonOf(failure),
+  );
+  return probe === undefined
+    ? new StartupError(`the schema registry at ${where} refused the event schemas: ${reasonOf(error)}`, { cause: error })
+    : new StartupError(`cannot reach the schema registry at ${where}: ${probe}`, { cause: error });
 }
