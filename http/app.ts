@@ -30,9 +30,13 @@ import webhookSecretRoutes, { webhookSecretsPlugin } from './routes/webhook-secr
 import templateRoutes from './routes/templates.ts';
 import validationRoutes from './routes/validation.ts';
 
+/** Every response names its request: the client's `X-Correlation-ID` when it gave a usable one, else a generated UUID. */
+const CORRELATION_HEADER = 'x-correlation-id';
+
 const sendError = (reply: FastifyReply, error: unknown) => {
   const { statusCode, body, headers } = getHttpResponseFromError(error);
   if (headers) reply.headers(headers);
+  reply.header(CORRELATION_HEADER, reply.request.id);
   return reply.code(statusCode).send(body);
 };
 
@@ -61,6 +65,8 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
     // The ledger plugin creates topics, registers schemas and restores every aggregate before it serves;
     // on a fresh namespace that outgrows fastify's 10 s default.
     pluginTimeout: 120_000,
+    // node answers an HTTP/1.1 request without a Host header 400 with an empty body; the hook below answers it instead.
+    http: { requireHostHeader: false },
     genReqId: (request) => {
       const given = request.headers['x-correlation-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
@@ -73,6 +79,14 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
       socket.end(clientErrorResponse(error), () => socket.destroy());
     },
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(CORRELATION_HEADER, request.id);
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request that lacks Host; nothing after it is trusted.
+      reply.header('connection', 'close');
+      throw Object.assign(new Error('an HTTP/1.1 request needs a Host header'), { statusCode: 400 });
+    }
   });
   useStrictJsonBodies(app);
   app.setValidatorCompiler(validatorCompiler);

@@ -24,6 +24,24 @@ export const httpUrl = text()
   }, 'must be an absolute http(s) URL');
 export const idList = z.array(uuid).max(500);
 
+/**
+ * A body field taken in both spellings, the spec's camelCase (`parentId`) and the snake_case every response uses
+ * (`parent_id`), so a client may send back what it read. One of the two, never both (400 naming them).
+ */
+export const oneSpelling =
+  (...pairs: [camel: string, snake: string][]) =>
+  (body: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    for (const [camel, snake] of pairs) {
+      if (body[camel] !== undefined && body[snake] !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [snake],
+          message: `must not be given together with ${camel}: they are one field, spelt two ways`,
+        });
+      }
+    }
+  };
+
 /** The fields every catalog record carries, like a product. */
 export const ownedFields = { id: uuid, org_id: uuid, tenant_id: uuid, created_at: timestamp, updated_at: timestamp };
 

@@ -66,6 +66,95 @@ const fastifyCodes: Record<number, string> = {
   431: 'headers_too_large',
 };
 
+/** fastify's own texts ("Unsupported Media Type", "'/%ZZ' is not a valid url component") as sentences of this API. */
+const frameworkMessages: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'the request body must be application/json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'the request body is empty',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'the request body is not valid JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is larger than this endpoint accepts',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'the request body does not have the length its Content-Length header gives',
+  FST_ERR_BAD_URL: 'the URL is malformed (a bad percent-encoding)',
+  FST_ERR_MAX_PARAM_LENGTH: 'a path parameter is longer than 100 characters',
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'the request needs a Content-Type header',
+};
+
+/** What a 4xx of fastify's without its own sentence says, by status. */
+const statusMessages: Record<number, string> = {
+  400: 'the request is malformed',
+  404: 'there is no such route',
+  405: 'the method is not allowed here',
+  406: 'no acceptable representation can be produced',
+  408: 'the request did not arrive in time',
+  413: 'the request body is too large',
+  414: 'the URI is too long',
+  415: 'the request body must be application/json',
+  431: 'the request headers are too large',
+};
+
+type ValidationIssue = { keyword?: string; instancePath: string; message?: string; params?: Record<string, unknown> };
+
+/** How a message names a part of the request: one field of it, and the whole (with its verb). */
+const requestParts: Record<string, { field: string; whole: string; is: string; has: string }> = {
+  params: { field: 'path parameter', whole: 'the path parameters', is: 'are', has: 'have' },
+  querystring: { field: 'query parameter', whole: 'the query', is: 'is', has: 'has' },
+  headers: { field: 'header', whole: 'the request headers', is: 'are', has: 'have' },
+  body: { field: 'body field', whole: 'the request body', is: 'is', has: 'has' },
+};
+
+const fieldOf = (issue: ValidationIssue): string => issue.instancePath.split('/').filter(Boolean).join('.');
+
+/** What was wrong with one value, as the end of a sentence without its verb's subject ("must be a UUID", "is required"). */
+const reasonOf = (issue: ValidationIssue, is: string): string => {
+  const params = issue.params ?? {};
+  if (issue.keyword === 'invalid_format' && (params.format === 'uuid' || params.format === 'guid')) return 'must be a UUID';
+  if (issue.keyword === 'invalid_type' && /received undefined/.test(issue.message ?? '')) return `${is} required`;
+  // The service's own refinements are written to finish such a sentence ("must be an absolute http(s) URL").
+  if (issue.keyword === 'custom' && /^must /.test(issue.message ?? '')) return issue.message!;
+  if (issue.keyword === 'invalid_type' && typeof params.expected === 'string') return `must be of type ${params.expected}`;
+  return `${is} invalid`;
+};
+
+const listOf = (items: string[]): string =>
+  items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+
+/**
+ * The top-level message of a schema validation error: one sentence naming what was wrong ("the path parameter id
+ * must be a UUID", "the request body has an unknown field colour", "the body fields title and sku are invalid");
+ * `details` keeps each issue's precise text.
+ */
+export function validationMessage(where: string, issues: ValidationIssue[]): string {
+  const part = requestParts[where] ?? { field: 'field', whole: 'the request', is: 'is', has: 'has' };
+  const unknown = issues.flatMap((issue) =>
+    issue.keyword === 'unrecognized_keys' && Array.isArray(issue.params?.keys)
+      ? (issue.params.keys as string[]).map((key) => [fieldOf(issue), key].filter(Boolean).join('.'))
+      : [],
+  );
+  const others = issues.filter((issue) => issue.keyword !== 'unrecognized_keys');
+  const [first] = others;
+  if (!first) {
+    if (unknown.length === 0) return `${part.whole} ${part.is} invalid`;
+    const many = unknown.length > 1;
+    if (where === 'querystring')
+      return `the query parameter${many ? 's' : ''} ${listOf(unknown)} ${many ? 'are' : 'is'} not taken by this endpoint`;
+    return `${part.whole} ${part.has} ${many ? 'unknown fields' : 'an unknown field'} ${listOf(unknown)}`;
+  }
+  const fields = [...new Set(others.map(fieldOf))];
+  if (fields.length === 1 && fields[0] === '' && others.length === 1) return `${part.whole} ${reasonOf(first, part.is)}`;
+  if (fields.length === 1 && fields[0] !== '') {
+    return `the ${part.field} ${fields[0]} ${others.length === 1 ? reasonOf(first, 'is') : 'is invalid'}`;
+  }
+  const named = fields.filter(Boolean);
+  if (named.length === 0) return `${part.whole} ${part.is} invalid`;
+  return `the ${part.field}${named.length > 1 ? 's' : ''} ${listOf(named)} ${named.length > 1 ? 'are' : 'is'} invalid`;
+}
+
+const frameworkMessage = (error: FastifyError, status: number): string => {
+  if (typeof error.code === 'string' && error.code.startsWith('FST_')) {
+    return frameworkMessages[error.code] ?? statusMessages[status] ?? 'the request cannot be handled';
+  }
+  return error.message;
+};
+
 /** Maps every error the service can raise to a status and body, in exactly one place. */
 export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
   if (hasZodFastifySchemaValidationErrors(error)) {
@@ -74,7 +163,7 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
       path: [where, ...issue.instancePath.split('/').filter(Boolean)].join('.'),
       message: issue.message ?? 'is invalid',
     }));
-    return respond(400, 'validation_failed', `the ${where} is invalid`, details);
+    return respond(400, 'validation_failed', validationMessage(where, error.validation), details);
   }
   if (error instanceof DomainError) return respond(statusOf(error), error.code, error.message, error.details);
   if (error instanceof UnauthorizedError) return respond(401, 'unauthorized', error.message);
@@ -87,7 +176,7 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
   if (isDatabaseUnavailable(error)) return unavailable('the read models are unavailable; retry later');
   const status = (error as FastifyError | undefined)?.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    return respond(status, fastifyCodes[status] ?? 'bad_request', (error as Error).message);
+    return respond(status, fastifyCodes[status] ?? 'bad_request', frameworkMessage(error as FastifyError, status));
   }
   return respond(500, 'internal', 'internal error');
 }

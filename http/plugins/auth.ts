@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { z } from 'zod';
@@ -13,7 +13,7 @@ declare module 'fastify' {
     principal: Principal;
   }
   interface FastifyInstance {
-    authenticate: (request: FastifyRequest) => Promise<void>;
+    authenticate: (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;
   }
 }
 
@@ -51,7 +51,7 @@ export const authPlugin = fp(
   async (app: FastifyInstance, options: AuthOptions) => {
     const jwks = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : undefined;
     app.decorateRequest('principal', null as unknown as Principal);
-    app.decorate('authenticate', async (request: FastifyRequest) => {
+    app.decorate('authenticate', async (request: FastifyRequest, reply?: FastifyReply) => {
       const authorization = headerValue(request, 'authorization');
       const match = authorization?.match(/^Bearer\s+(\S+)$/i);
       if (!match?.[1]) throw new UnauthorizedError('an Authorization: Bearer <token> header is required');
@@ -81,6 +81,9 @@ export const authPlugin = fp(
         orgId: claims.data.org_id.toLowerCase(),
         actor: { userId: claims.data.sub, email: claims.data.email ?? null, ip: request.ip },
       };
+      // Every later line of this request (the route's, and fastify's "request completed") names its tenant and user.
+      request.log = request.log.child({ tenant_id: request.principal.tenantId, user_id: request.principal.actor.userId });
+      if (reply) reply.log = request.log;
     });
   },
   { name: 'auth' },

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { taxonomyAggregate } from '../../commands/catalog/taxonomy.ts';
 import { findOwned, listOwned, type CategoryRow } from '../../projections/catalog/taxonomy-queries.ts';
-import { created, name, optionalDescription, ownedFields, slug, taxonomyOf, withTimestamps } from '../catalog-schemas.ts';
+import { created, name, oneSpelling, optionalDescription, ownedFields, slug, taxonomyOf, withTimestamps } from '../catalog-schemas.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, uuid } from '../schemas.ts';
 
@@ -17,8 +17,10 @@ const createBody = z
     slug,
     description: optionalDescription,
     parentId: uuid.nullish().describe('An existing category of the same tenant and org'),
+    parent_id: uuid.nullish().describe('parentId as responses spell it; give one of the two'),
   })
-  .strict();
+  .strict()
+  .superRefine(oneSpelling(['parentId', 'parent_id']));
 
 const toCategory = (row: CategoryRow): z.infer<typeof category> => withTimestamps(row);
 
@@ -48,7 +50,8 @@ export default async function categoryRoutes(fastify: FastifyInstance): Promise<
     handler: async (request, reply) => {
       const taxonomyId = taxonomyOf(request.principal);
       const { id: categoryId, idempotency } = newRecord(request, 'category');
-      const { name: n, slug: s, description = null, parentId = null } = request.body;
+      const { name: n, slug: s, description = null } = request.body;
+      const parentId = request.body.parentId ?? request.body.parent_id ?? null;
       const data = { taxonomyId, categoryId, name: n, slug: s, description, parentId };
       await execute(request, taxonomyAggregate, { type: 'CreateCategory', data }, idempotency);
       return reply

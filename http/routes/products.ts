@@ -15,7 +15,7 @@ import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { productBrand, productCategory, productDescription, productSku, productTitle } from '../product-fields.ts';
-import { currencyCode, decimalAmount, errorResponses, idParams, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
+import { currencyCode, decimalAmount, errorResponses, idParams, queryInteger, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
   .object({
@@ -85,6 +85,12 @@ const variantBody = z
   })
   .strict();
 const productParams = z.object({ product_id: uuid });
+const productListQuery = z
+  .object({
+    limit: queryInteger({ min: 1, max: 1000, fallback: 100 }).describe('Page size'),
+    offset: queryInteger({ min: 0, fallback: 0 }).describe('Products to skip'),
+  })
+  .strict();
 
 const toProduct = (row: ProductRow): z.infer<typeof product> => ({
   id: row.id,
@@ -138,11 +144,13 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
   app.get('/products', {
     schema: {
       tags,
-      summary: 'The 100 most recently created products',
+      summary: 'Products newest first: the 100 most recent unless limit (1..1000) and offset say otherwise',
+      description: 'Ordered by created_at descending, then id; a page shorter than limit is the last.',
       headers: standardHeaders,
+      querystring: productListQuery,
       response: { 200: z.array(product), ...errorResponses },
     },
-    handler: async (request) => (await listProducts(db, request.principal)).map(toProduct),
+    handler: async (request) => (await listProducts(db, request.principal, request.query)).map(toProduct),
   });
 
   app.post('/products', {

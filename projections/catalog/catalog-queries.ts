@@ -38,10 +38,16 @@ export type VariantRow = {
 
 const scoped = (query: Knex.QueryBuilder, { tenantId, orgId }: Scope) => query.where({ tenant_id: tenantId, org_id: orgId });
 
-export const listProducts = (db: Knex, scope: Scope, limit = 100): Promise<ProductRow[]> =>
+/** A page of products, newest first; ties on created_at are broken by id, so pages neither overlap nor skip. */
+export const listProducts = (
+  db: Knex,
+  scope: Scope,
+  { limit = 100, offset = 0 }: { limit?: number; offset?: number } = {},
+): Promise<ProductRow[]> =>
   scoped(products(db), scope)
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
-    .limit(limit);
+    .limit(limit)
+    .offset(offset);
 
 export const findProduct = (db: Knex, scope: Scope, id: string): Promise<ProductRow | undefined> =>
   scoped(products(db), scope).where({ id }).first();
