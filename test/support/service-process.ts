@@ -31,7 +31,7 @@ export type Service = {
   pid: () => number | undefined;
 };
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
@@ -41,7 +41,7 @@ const freePort = () =>
   });
 
 /** A test service's topics and database, once it has stopped: best effort, as a cleanup may find the stack busy. */
-async function removeLeftovers(brokers: string, namespace: string, databaseUrl: string): Promise<void> {
+export async function removeLeftovers(brokers: string, namespace: string, databaseUrl: string): Promise<void> {
   const admin = new Kafka({ clientId: 'test-cleanup', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
   try {
     await admin.connect();
