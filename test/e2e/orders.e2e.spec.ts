@@ -289,8 +289,8 @@ describe('inventory', () => {
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining([
         '/api/v1/oms/orders',
-        '/api/v1/oms/orders/{orderID}',
-        '/api/v1/oms/orders/{orderID}/status',
+        '/api/v1/oms/orders/{id}',
+        '/api/v1/oms/orders/{id}/status',
         '/api/v1/oms/inventory/locations',
         '/api/v1/oms/inventory/levels',
         '/api/v1/oms/inventory/levels/{variant_id}/{location_id}',
