@@ -107,7 +107,9 @@ const fieldOf = (issue: ValidationIssue): string => issue.instancePath.split('/'
 const reasonOf = (issue: ValidationIssue, is: string): string => {
   const params = issue.params ?? {};
   if (issue.keyword === 'invalid_format' && (params.format === 'uuid' || params.format === 'guid')) return 'must be a UUID';
-  if (issue.keyword === 'invalid_type' && /received undefined/.test(issue.message ?? '')) return `${is} required`;
+  // fastify validates a missing body as null.
+  const missing = /received undefined/.test(issue.message ?? '') || (fieldOf(issue) === '' && /received null/.test(issue.message ?? ''));
+  if (issue.keyword === 'invalid_type' && missing) return `${is} required`;
   // The service's own refinements are written to finish such a sentence ("must be an absolute http(s) URL").
   if (issue.keyword === 'custom' && /^must /.test(issue.message ?? '')) return issue.message!;
   if (issue.keyword === 'invalid_type' && typeof params.expected === 'string') return `must be of type ${params.expected}`;

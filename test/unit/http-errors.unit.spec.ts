@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { CommandTimeoutError } from '../../ledger/command-bus.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { ProjectionLagError } from '../../ledger/projection-waiter.ts';
-import { ForbiddenError, getHttpResponseFromError, RETRY_AFTER_SECONDS, UnauthorizedError } from '../../http/errors.ts';
+import {
+  clientErrorResponse,
+  ForbiddenError,
+  getHttpResponseFromError,
+  RETRY_AFTER_SECONDS,
+  UnauthorizedError,
+  validationMessage,
+} from '../../http/errors.ts';
 import { UnavailableError } from '../../ledger/dependencies.ts';
 
 describe('getHttpResponseFromError', () => {
@@ -16,6 +23,14 @@ describe('getHttpResponseFromError', () => {
     [Object.assign(new Error('Body is not valid JSON'), { statusCode: 400 }), 400, 'bad_request'],
     [Object.assign(new Error('Request body is too large'), { statusCode: 413 }), 413, 'payload_too_large'],
     [Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), 415, 'unsupported_media_type'],
+    [
+      Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }),
+      415,
+      'unsupported_media_type',
+    ],
+    [Object.assign(new Error("'/%ZZ' is not a valid url component"), { statusCode: 400, code: 'FST_ERR_BAD_URL' }), 400, 'bad_request'],
+    [Object.assign(new Error('an HTTP/1.1 request needs a Host header'), { statusCode: 400 }), 400, 'bad_request'],
+    [Object.assign(new Error('Method Not Allowed'), { statusCode: 405, code: 'FST_ERR_SOMETHING_NEW' }), 405, 'method_not_allowed'],
     [new CommandTimeoutError('c1'), 503, 'unavailable'],
     [new ProjectionLagError('behind'), 503, 'unavailable'],
     [new KafkaJSConnectionError('down'), 503, 'unavailable'],
@@ -51,5 +66,120 @@ describe('getHttpResponseFromError', () => {
   it('keeps the field details of a domain validation error', () => {
     const { body } = getHttpResponseFromError(new ValidationError('bad', [{ path: 'body.title', message: 'required' }]));
     expect(body.error.details).toEqual([{ path: 'body.title', message: 'required' }]);
+  });
+
+  it.each([
+    ['FST_ERR_CTP_INVALID_MEDIA_TYPE', 415, 'Unsupported Media Type', 'the request body must be application/json'],
+    [
+      'FST_ERR_CTP_INVALID_JSON_BODY',
+      400,
+      "Body is not valid JSON but content-type is set to 'application/json'",
+      'the request body is not valid JSON',
+    ],
+    ['FST_ERR_CTP_BODY_TOO_LARGE', 413, 'Request body is too large', 'the request body is larger than this endpoint accepts'],
+    ['FST_ERR_BAD_URL', 400, "'/%ZZ' is not a valid url component", 'the URL is malformed (a bad percent-encoding)'],
+    ['FST_ERR_MAX_PARAM_LENGTH', 414, "'/x' is longer than 100", 'a path parameter is longer than 100 characters'],
+    ['FST_ERR_UNKNOWN_TO_US', 405, 'Method Not Allowed', 'the method is not allowed here'],
+  ])("words fastify's %s as a sentence of the API", (code, status, fastifyText, message) => {
+    const { statusCode, body } = getHttpResponseFromError(Object.assign(new Error(fastifyText), { statusCode: status, code }));
+    expect(statusCode).toBe(status);
+    expect(body.error.message).toBe(message);
+  });
+
+  it("keeps the service's own 4xx texts", () => {
+    const { body } = getHttpResponseFromError(Object.assign(new Error('no route for GET /x'), { statusCode: 404 }));
+    expect(body.error.message).toBe('no route for GET /x');
+  });
+
+  it('answers a request that is not well-formed HTTP with the one error body', () => {
+    const raw = clientErrorResponse(Object.assign(new Error('Parse Error'), { code: 'HPE_INVALID_HEADER_TOKEN' }));
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(raw.split('\r\n\r\n')[1]!)).toEqual({
+      error: { code: 'bad_request', message: 'the request is not well-formed HTTP', details: [] },
+    });
+  });
+});
+
+describe('validationMessage', () => {
+  const issue = (keyword: string, instancePath: string, message: string, params: Record<string, unknown> = {}) => ({
+    keyword,
+    instancePath,
+    message,
+    params,
+  });
+  it.each([
+    ['params', [issue('invalid_format', '/id', 'Invalid UUID', { format: 'guid' })], 'the path parameter id must be a UUID'],
+    ['params', [issue('invalid_format', '/orderID', 'Invalid UUID', { format: 'uuid' })], 'the path parameter orderID must be a UUID'],
+    [
+      'body',
+      [issue('invalid_type', '/title', 'Invalid input: expected string, received undefined', { expected: 'string' })],
+      'the body field title is required',
+    ],
+    [
+      'body',
+      [issue('invalid_type', '/title', 'Invalid input: expected string, received null', { expected: 'string' })],
+      'the body field title must be of type string',
+    ],
+    [
+      'body',
+      [issue('invalid_type', '', 'Invalid input: expected object, received null', { expected: 'object' })],
+      'the request body is required',
+    ],
+    [
+      'body',
+      [issue('invalid_type', '', 'Invalid input: expected object, received array', { expected: 'object' })],
+      'the request body must be of type object',
+    ],
+    ['body', [issue('too_small', '/title', 'Too small: expected string to have >=1 characters')], 'the body field title is invalid'],
+    ['body', [issue('too_small', '/line_items/0/quantity', 'Too small')], 'the body field line_items.0.quantity is invalid'],
+    ['body', [issue('too_small', '/title', 'a'), issue('custom', '/title', 'b')], 'the body field title is invalid'],
+    ['body', [issue('too_small', '/title', 'a'), issue('invalid_type', '/sku', 'b')], 'the body fields title and sku are invalid'],
+    ['body', [issue('custom', '/logo_url', 'must be an absolute http(s) URL')], 'the body field logo_url must be an absolute http(s) URL'],
+    [
+      'body',
+      [issue('custom', '/parent_id', 'must not be given together with parentId: they are one field, spelt two ways')],
+      'the body field parent_id must not be given together with parentId: they are one field, spelt two ways',
+    ],
+    [
+      'body',
+      [issue('unrecognized_keys', '', 'Unrecognized key: "colour"', { keys: ['colour'] })],
+      'the request body has an unknown field colour',
+    ],
+    ['body', [issue('unrecognized_keys', '', 'Unrecognized keys', { keys: ['a', 'b'] })], 'the request body has unknown fields a and b'],
+    ['body', [issue('unrecognized_keys', '/set', 'Unrecognized key', { keys: ['x'] })], 'the request body has an unknown field set.x'],
+    [
+      'querystring',
+      [issue('unrecognized_keys', '', 'Unrecognized key: "page"', { keys: ['page'] })],
+      'the query parameter page is not taken by this endpoint',
+    ],
+    ['querystring', [issue('too_big', '/limit', 'Too big: expected number to be <=100')], 'the query parameter limit is invalid'],
+    ['headers', [issue('too_big', '/idempotency-key', 'Too big')], 'the header idempotency-key is invalid'],
+    [
+      'params',
+      [issue('invalid_format', '/a', 'x', { format: 'guid' }), issue('invalid_format', '/b', 'y', { format: 'guid' })],
+      'the path parameters a and b are invalid',
+    ],
+    ['body', [], 'the request body is invalid'],
+  ])('%s %j reads "%s"', (where, issues, message) => {
+    expect(validationMessage(where, issues)).toBe(message);
+  });
+
+  it('keeps every precise issue in details while the message sums them up', () => {
+    const error = Object.assign(new Error('body/title Too small'), {
+      validation: [
+        {
+          ...issue('too_small', '/title', 'Too small: expected string to have >=1 characters'),
+          [Symbol.for('ZodFastifySchemaValidationError')]: true,
+        },
+      ],
+      validationContext: 'body',
+    });
+    const { statusCode, body } = getHttpResponseFromError(error);
+    expect(statusCode).toBe(400);
+    expect(body.error).toEqual({
+      code: 'validation_failed',
+      message: 'the body field title is invalid',
+      details: [{ path: 'body.title', message: 'Too small: expected string to have >=1 characters' }],
+    });
   });
 });
