@@ -1,3 +1,4 @@
+import { loadConfig } from '../ledger/config.ts';
 import { withDatabase } from '../ledger/database.ts';
 import { StartupError } from '../ledger/startup-error.ts';
 import { envPort } from '../stack/process-control.ts';
@@ -38,6 +39,19 @@ const onSignal = (signal: NodeJS.Signals) => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+/** As bin/server.ts: a bad setting or an unreachable dependency is one line; anything else keeps its stack. */
+const failStart = async (error: unknown): Promise<never> => {
+  console.error(error instanceof StartupError ? `cannot start: ${error.message}` : error);
+  await standIn?.close().catch(() => undefined);
+  process.exit(1);
+};
+
+// The settings given are checked before the stack is looked at (which reads DATABASE_URL too); unset ones get defaults.
+try {
+  loadConfig({ AUTH_DEV_SECRET: DEV_SECRET, ...process.env });
+} catch (error) {
+  await failStart(error);
+}
 const stack = await ensureStack({ log: (message) => console.log(`[stack] ${message}`) });
 const env: NodeJS.ProcessEnv = {
   KAFKA_BROKERS: stack.kafkaBrokers.join(','),
@@ -58,9 +72,6 @@ if (!env.AUTH_JWKS_URL && !env.AUTH_DEV_SECRET) {
 try {
   await serve(env);
 } catch (error) {
-  // As bin/server.ts: a bad setting or an unreachable dependency is one line; anything else keeps its stack.
-  console.error(error instanceof StartupError ? `cannot start: ${error.message}` : error);
-  await standIn?.close().catch(() => undefined);
-  process.exit(1);
+  await failStart(error);
 }
 console.log(`[service] listening on http://${env.HOST ?? '127.0.0.1'}:${env.PORT ?? 3000} (OpenAPI UI at /docs)`);

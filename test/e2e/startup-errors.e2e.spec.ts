@@ -90,4 +90,22 @@ describe('bad configuration at start-up', () => {
     expect(lines[0], report).toMatch(line(chosen));
     expect(`${result.stderr}${result.stdout}`, report).not.toMatch(/\n\s+at |Error:|hunter2/);
   });
+
+  it('npm start checks the settings before the stack: garbage DATABASE_URL is the same one line', async () => {
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      DATABASE_URL: 'garbage',
+      PORT: String(await freePort()),
+    };
+    const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+    clearTimeout(timer);
+    expect(code, output).toBe(1);
+    expect(output).toMatch(/^cannot start: invalid configuration: DATABASE_URL="garbage": expected a URL/m);
+    expect(output).not.toMatch(/\n\s+at |TypeError/);
+  });
 });
