@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 /**
  * The last pass over the generated OpenAPI document (the swagger plugin's `transformObject`, after the type provider
  * has filled `components.schemas`). It changes only the description, never how a route validates:
@@ -7,6 +9,7 @@
  * - path parameters follow one convention: `{id}` for the resource the path names, `{<parent>_id}` for a parent or
  *   another resource (`/products/{product_id}/variants`, `/inventory/levels/{variant_id}/{location_id}`); routes that
  *   spell them otherwise are renamed here (the URL itself is unchanged: only the template's variable name differs);
+ * - a response the route did not describe reads as its HTTP status ("Not Found") rather than "Default Response";
  * - component schemas nothing refers to (the type provider emits an input and an output variant of every registered
  *   schema) are left out.
  */
@@ -169,11 +172,24 @@ function pruneUnusedSchemas(document: OpenapiDocument): void {
   };
 }
 
+/** "Default Response", the swagger plugin's placeholder, becomes the status's reason phrase. */
+function describeResponses(paths: Record<string, PathItem>): void {
+  for (const item of Object.values(paths)) {
+    for (const [, operation] of operationsOf(item)) {
+      const responses = operation.responses as Record<string, { description?: string }> | undefined;
+      for (const [status, response] of Object.entries(responses ?? {})) {
+        if (response.description === 'Default Response' && STATUS_CODES[status]) response.description = STATUS_CODES[status];
+      }
+    }
+  }
+}
+
 /** The finished document: see the file's comment. Returns a new object; `generated` is not modified. */
 export function finishOpenapiDocument<T>(generated: T): T {
   const document = structuredClone(generated) as OpenapiDocument;
   const paths = renamePathParameters(document.paths ?? {});
   standardHeadersAsSecurity(document, paths);
+  describeResponses(paths);
   document.paths = paths;
   pruneUnusedSchemas(document);
   return document as T;

@@ -67,6 +67,15 @@ describe('the finished OpenAPI document', () => {
     expect(Object.keys(document.components.schemas).sort()).toEqual(['Order', 'OrderLine']);
   });
 
+  it('describes a response by its status where the route did not', () => {
+    const described = generated();
+    described.paths = { '/x': { get: { responses: { '404': { description: 'Default Response' }, '200': { description: 'The thing' } } } } };
+    expect((finishOpenapiDocument(described) as any).paths['/x'].get.responses).toEqual({
+      '404': { description: 'Not Found' },
+      '200': { description: 'The thing' },
+    });
+  });
+
   it('leaves the generated document as it was', () => {
     const before = generated();
     finishOpenapiDocument(before);
