@@ -103,6 +103,27 @@ const requestParts: Record<string, { field: string; whole: string; is: string; h
 
 const fieldOf = (issue: ValidationIssue): string => issue.instancePath.split('/').filter(Boolean).join('.');
 
+const units: Record<string, string> = { string: 'character', array: 'item', set: 'item' };
+
+/** A length or size bound zod reports (`origin`, `minimum`/`maximum`, `inclusive`) as words: "must be at most 100 characters long". */
+const boundOf = (keyword: string, params: Record<string, unknown>): string | undefined => {
+  const small = keyword === 'too_small';
+  const bound = small ? params.minimum : params.maximum;
+  if (typeof bound !== 'number' && typeof bound !== 'bigint') return undefined;
+  const origin = String(params.origin ?? '');
+  const unit = units[origin];
+  if (unit) {
+    if (small && Number(bound) === 1) return 'must not be empty';
+    const plural = `${bound} ${unit}${Number(bound) === 1 ? '' : 's'}`;
+    return origin === 'string'
+      ? `must be at ${small ? 'least' : 'most'} ${plural} long`
+      : `must have at ${small ? 'least' : 'most'} ${plural}`;
+  }
+  if (origin !== 'number' && origin !== 'int' && origin !== 'bigint') return undefined;
+  if (params.inclusive === false) return `must be ${small ? 'greater' : 'less'} than ${bound}`;
+  return `must be at ${small ? 'least' : 'most'} ${bound}`;
+};
+
 /** What was wrong with one value, as the end of a sentence without its verb's subject ("must be a UUID", "is required"). */
 const reasonOf = (issue: ValidationIssue, is: string): string => {
   const params = issue.params ?? {};
@@ -113,6 +134,7 @@ const reasonOf = (issue: ValidationIssue, is: string): string => {
   // The service's own refinements are written to finish such a sentence ("must be an absolute http(s) URL").
   if (issue.keyword === 'custom' && /^must /.test(issue.message ?? '')) return issue.message!;
   if (issue.keyword === 'invalid_type' && typeof params.expected === 'string') return `must be of type ${params.expected}`;
+  if (issue.keyword === 'too_small' || issue.keyword === 'too_big') return boundOf(issue.keyword, params) ?? `${is} invalid`;
   return `${is} invalid`;
 };
 

@@ -268,6 +268,9 @@ describe('error messages read as sentences', () => {
     const cases: [string, string, unknown, RegExp][] = [
       ['GET', '/api/v1/pim/products/not-a-uuid', undefined, /^the path parameter id must be a UUID$/],
       ['POST', '/api/v1/pim/products', {}, /^the body field title is required$/],
+      ['POST', '/api/v1/pim/products', { title: '   ' }, /^the body field title must not be empty$/],
+      ['POST', '/api/v1/pim/products', { title: 'x'.repeat(501) }, /^the body field title must be at most 500 characters long$/],
+      ['GET', '/api/v1/pim/products?limit=1001', undefined, /^the query parameter limit must be at most 1000$/],
       ['POST', '/api/v1/pim/products', { title: 'ok', colour: 'red' }, /^the request body has an unknown field colour$/],
       ['POST', '/api/v1/pim/products', { title: 42, description: 7 }, /^the body fields title and description are invalid$/],
       ['POST', '/api/v1/pim/products', [1], /^the request body must be of type object$/],

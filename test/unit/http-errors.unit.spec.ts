@@ -132,6 +132,47 @@ describe('validationMessage', () => {
     ],
     ['body', [issue('too_small', '/title', 'Too small: expected string to have >=1 characters')], 'the body field title is invalid'],
     ['body', [issue('too_small', '/line_items/0/quantity', 'Too small')], 'the body field line_items.0.quantity is invalid'],
+    [
+      'body',
+      [issue('too_small', '/title', 'Too small', { origin: 'string', minimum: 1, inclusive: true })],
+      'the body field title must not be empty',
+    ],
+    [
+      'body',
+      [issue('too_big', '/title', 'Too big', { origin: 'string', maximum: 500, inclusive: true })],
+      'the body field title must be at most 500 characters long',
+    ],
+    [
+      'body',
+      [issue('too_small', '/slug', 'Too small', { origin: 'string', minimum: 3, inclusive: true })],
+      'the body field slug must be at least 3 characters long',
+    ],
+    [
+      'body',
+      [issue('too_big', '/line_items', 'Too big', { origin: 'array', maximum: 250, inclusive: true })],
+      'the body field line_items must have at most 250 items',
+    ],
+    [
+      'body',
+      [issue('too_small', '/line_items', 'Too small', { origin: 'array', minimum: 1, inclusive: true })],
+      'the body field line_items must not be empty',
+    ],
+    [
+      'querystring',
+      [issue('too_small', '/limit', 'Too small', { origin: 'number', minimum: 1, inclusive: true })],
+      'the query parameter limit must be at least 1',
+    ],
+    [
+      'querystring',
+      [issue('too_big', '/limit', 'Too big', { origin: 'number', maximum: 1000, inclusive: true })],
+      'the query parameter limit must be at most 1000',
+    ],
+    [
+      'body',
+      [issue('too_small', '/delta', 'Too small', { origin: 'number', minimum: 0, inclusive: false })],
+      'the body field delta must be greater than 0',
+    ],
+    ['body', [issue('too_big', '/x', 'Too big', { origin: 'date', maximum: 1, inclusive: true })], 'the body field x is invalid'],
     ['body', [issue('too_small', '/title', 'a'), issue('custom', '/title', 'b')], 'the body field title is invalid'],
     ['body', [issue('too_small', '/title', 'a'), issue('invalid_type', '/sku', 'b')], 'the body fields title and sku are invalid'],
     ['body', [issue('custom', '/logo_url', 'must be an absolute http(s) URL')], 'the body field logo_url must be an absolute http(s) URL'],
