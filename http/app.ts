@@ -4,12 +4,14 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { z } from 'zod';
 import type { Config } from '../ledger/config.ts';
 import type { Logger } from '../ledger/logger.ts';
+import { LedgerMetrics } from '../ledger/metrics.ts';
 import type { LedgerModules } from '../ledger/runtime.ts';
 import { errorField, failureKind, ThrottledLog } from '../ledger/throttled-log.ts';
 import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
 import { useStrictJsonBodies } from './json-body.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { ledgerPlugin } from './plugins/ledger.ts';
+import { metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
@@ -105,8 +107,11 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
     sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  // One registry for the service: the runtime records into it, GET /metrics serves it (the modules may bring their own).
+  const metrics = modules.metrics ?? new LedgerMetrics();
+  await app.register(metricsPlugin, { metrics });
   await app.register(openapiPlugin);
-  await app.register(ledgerPlugin, { config, logger, modules });
+  await app.register(ledgerPlugin, { config, logger, modules: { ...modules, metrics } });
   await app.register(authPlugin, {
     jwksUrl: config.AUTH_JWKS_URL,
     issuer: config.AUTH_ISSUER,

@@ -6,6 +6,7 @@ import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
 import { supervisedConsumer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
+import type { LedgerMetrics } from './metrics.ts';
 import type { Part, PartSignals } from './supervisor.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
@@ -54,6 +55,8 @@ export class CommandBus implements Part {
     private readonly maxRecordBytes: number,
     private readonly log: Logger,
     private readonly signals: PartSignals,
+    /** Counts and times every `send` (not `post`: nothing waits for its decision). */
+    private readonly metrics?: LedgerMetrics,
   ) {
     this.repliesTopic = namespaced(namespace, topics.commandReplies.name);
     // Every edge instance reads every reply in a group of its own; a restarted reader resumes where it committed.
@@ -103,10 +106,18 @@ export class CommandBus implements Part {
 
   /** Resolves with the processor's reply; rejects when the command could not be written, in time, or the broker went away. */
   send(topic: TopicSpec, aggregateId: string, command: Command): Promise<CommandReply> {
+    const started = process.hrtime.bigint();
     const { commandId } = command.metadata;
     const reply = this.awaitReply(commandId, this.timeoutMs);
     // No reply will come for a command that was never written.
     this.append(topic, aggregateId, command).catch((error: Error) => this.settle(commandId)?.reject(error));
+    const metrics = this.metrics;
+    if (!metrics) return reply;
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    reply.then(
+      ({ outcome }) => metrics.command(topic.name, outcome === 'rejected' ? 'rejected' : 'accepted', seconds()),
+      () => metrics.command(topic.name, 'failed', seconds()),
+    );
     return reply;
   }
 

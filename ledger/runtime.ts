@@ -9,6 +9,7 @@ import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
 import { createKafka, ensureTopics } from './kafka.ts';
 import type { Logger } from './logger.ts';
+import type { LedgerMetrics } from './metrics.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
@@ -49,6 +50,8 @@ export type LedgerModules = {
    * worker thread (ledger/processor-thread.ts), on a core of their own, rather than on the edge's event loop.
    */
   processorsThread?: URL;
+  /** Where the runtime records its metrics (the command bus, projection lag, restarts); GET /metrics serves its registry. */
+  metrics?: LedgerMetrics;
 };
 
 export type Runtime = {
@@ -66,7 +69,7 @@ export type Runtime = {
 export async function startRuntime(
   config: Config,
   logger: Logger,
-  { aggregates, routes, projections, workers = [], processorsThread }: LedgerModules,
+  { aggregates, routes, projections, workers = [], processorsThread, metrics }: LedgerModules,
 ): Promise<Runtime> {
   const namespace = config.LEDGER_NAMESPACE;
   const allTopics = topicsOf(aggregates);
@@ -145,7 +148,7 @@ export async function startRuntime(
     await waiter.start();
     stops.push(() => waiter.stop());
     const edge = new Supervisor('edge-replies', logger);
-    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger, edge);
+    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger, edge, metrics);
     await edge.start(bus);
     statuses.push(edge);
     stops.push(async () => {
@@ -178,6 +181,8 @@ export async function startRuntime(
       if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
     });
 
+    if (metrics) exposeRuntimeGauges(metrics, runners, statuses);
+
     const readiness = () =>
       readinessOf({
         dependencies,
@@ -196,6 +201,31 @@ export async function startRuntime(
     await db.destroy();
     throw error;
   }
+}
+
+/** Gauges read at scrape time from what readiness reads too: each projection's lag and each supervised part's restarts. */
+function exposeRuntimeGauges(
+  metrics: LedgerMetrics,
+  runners: readonly { name: string; runner: ProjectionRunner }[],
+  statuses: readonly Pick<Supervisor, 'status'>[],
+): void {
+  // A restarted projection part creates a new runner: the latest of each name is the one running.
+  const lags = () => [...new Map(runners.map(({ name, runner }) => [name, runner.lagBehind()])).entries()];
+  metrics.gauge(
+    'ledger_projection_lag_events',
+    'Events a live projection has yet to apply: the log end minus its checkpoint, summed over its partitions',
+    ['projection'],
+    () => lags().map(([projection, value]) => ({ labels: { projection }, value })),
+  );
+  metrics.gauge('ledger_projections_lag_events', 'Events all live projections together have yet to apply', [], () => [
+    { labels: {}, value: lags().reduce((sum, [, value]) => sum + value, 0) },
+  ]);
+  metrics.gauge(
+    'ledger_part_restarts',
+    'Restarts of each supervised part since the service started (processor-thread parts as relayed from the thread)',
+    ['part'],
+    () => statuses.map((supervisor) => supervisor.status()).map(({ name, restarts }) => ({ labels: { part: name }, value: restarts })),
+  );
 }
 
 /**
