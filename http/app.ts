@@ -11,7 +11,7 @@ import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
 import { useStrictJsonBodies } from './json-body.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { ledgerPlugin } from './plugins/ledger.ts';
-import { metricsPlugin } from './plugins/metrics.ts';
+import { exposeDeadLetters, metricsPlugin } from './plugins/metrics.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
@@ -112,6 +112,7 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
   await app.register(metricsPlugin, { metrics });
   await app.register(openapiPlugin);
   await app.register(ledgerPlugin, { config, logger, modules: { ...modules, metrics } });
+  exposeDeadLetters(metrics, app.ledger.db, modules.projections, () => app.ledger.require('postgres'));
   await app.register(authPlugin, {
     jwksUrl: config.AUTH_JWKS_URL,
     issuer: config.AUTH_ISSUER,

@@ -64,6 +64,9 @@ describe('GET /metrics', () => {
     expect(find(samples, 'ledger_projections_lag_events', {})[0]?.value).toBeGreaterThanOrEqual(0);
     expect(find(samples, 'ledger_part_restarts', { part: 'projection-catalog' })[0]?.value).toBeGreaterThanOrEqual(0);
 
+    // Counted in the read models at scrape time: a fresh namespace may hold none.
+    for (const kind of ['push', 'inbound']) expect(find(samples, 'ledger_dead_letters', { kind })[0]?.value).toBeGreaterThanOrEqual(0);
+
     // Node's process metrics (prom-client's defaults).
     expect(find(samples, 'process_cpu_user_seconds_total', {})).toHaveLength(1);
     expect(find(samples, 'nodejs_heap_size_used_bytes', {})).toHaveLength(1);
