@@ -7,6 +7,7 @@ import { ensureStack } from '../stack/stack.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
 import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
+import { productsTable } from './postgres-baseline.ts';
 import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
 
@@ -34,27 +35,6 @@ const phaseOf = (name: string, count: number, seconds: number, before: CpuReadin
   cpuPhases.push(phase);
   return phase;
 };
-
-/** The catalog's products table as its migrations 001, 003 and 004 leave it (as bench/postgres-baseline.ts). */
-const productsTable = `
-  create table products (
-    id uuid primary key,
-    tenant_id uuid not null,
-    org_id uuid not null,
-    title text not null,
-    description text,
-    category text,
-    status text not null,
-    created_at timestamptz(3) not null,
-    updated_at timestamptz(3) not null,
-    sku text,
-    brand text,
-    template_id uuid,
-    quality_score integer,
-    attributes jsonb not null default '{}'
-  );
-  create index products_tenant_id_org_id_created_at_index on products (tenant_id, org_id, created_at);
-`;
 
 type ImportItem = { title: string; sku: string; description: string; category: string; brand: string };
 const importItems: ImportItem[] = Array.from({ length: N }, (_, i) => ({

@@ -8,7 +8,7 @@ import { ensureDatabase, withDatabase } from '../ledger/database.ts';
 export type PostgresBaseline = { url: string; database: string; close: () => Promise<void> };
 
 /** The catalog's products table as its migrations 001, 003 and 004 leave it. */
-const productsTable = `
+export const productsTable = `
   create table products (
     id uuid primary key,
     tenant_id uuid not null,
