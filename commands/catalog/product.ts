@@ -55,6 +55,16 @@ export type MediaAdded = Event<
 
 export type ProductEvent = ProductCreated | ProductUpdated | ProductDeleted | VariantAdded | MediaAdded;
 
+const productEventTypes: ReadonlySet<string> = new Set<ProductEvent['type']>([
+  'ProductCreated',
+  'ProductUpdated',
+  'ProductDeleted',
+  'VariantAdded',
+  'MediaAdded',
+]);
+/** Whether an event of a topic set carrying several aggregates' events is one of a product's. */
+export const isProductEvent = <E extends Event>(event: E): event is E & ProductEvent => productEventTypes.has(event.type);
+
 // ── State ───────────────────────────────────────────────────────────────────
 export type Product =
   | { status: 'Empty' }

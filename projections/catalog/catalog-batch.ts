@@ -1,4 +1,4 @@
-import type { ProductEvent } from '../../commands/catalog/product.ts';
+import { isProductEvent } from '../../commands/catalog/product.ts';
 import type { VariantRecord } from '../../commands/quality/product-facts.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import type { BatchContext } from '../../ledger/projection.ts';
@@ -9,14 +9,6 @@ import { productColumns, type ProductRow } from './product-rows.ts';
 import { scoreOfRows } from './quality-score-column.ts';
 import { taxonomyRowOf, type TaxonomyRecordEvent, type TaxonomyRow } from './taxonomy-handlers.ts';
 
-const productEventTypes = new Set<string>([
-  'ProductCreated',
-  'ProductUpdated',
-  'ProductDeleted',
-  'VariantAdded',
-  'MediaAdded',
-] satisfies ProductEvent['type'][]);
-const isProductEvent = (event: RecordedEvent<CatalogEvent>): event is RecordedEvent<ProductEvent> => productEventTypes.has(event.type);
 const isTaxonomyEvent = (event: RecordedEvent<CatalogEvent>): event is RecordedEvent<TaxonomyRecordEvent> => !isProductEvent(event);
 
 /** The products named, and those following one of the templates named, as their tables hold them: one statement. */

@@ -1,17 +1,8 @@
-import type { ProductEvent } from '../../commands/catalog/product.ts';
+import { isProductEvent, type ProductEvent } from '../../commands/catalog/product.ts';
 import { itemPushIdOf, type PushAction } from '../../commands/integrations/item-push.ts';
 import type { LogPosition, RecordedEvent } from '../../ledger/message.ts';
 import { contextFor, type BatchContext, type Projection } from '../../ledger/projection.ts';
 import { insertRows, tableIn } from '../record-set.ts';
-
-const productEventTypes = new Set<string>([
-  'ProductCreated',
-  'ProductUpdated',
-  'ProductDeleted',
-  'VariantAdded',
-  'MediaAdded',
-] satisfies ProductEvent['type'][]);
-const isProductEvent = (event: RecordedEvent): event is RecordedEvent<ProductEvent> => productEventTypes.has(event.type);
 
 type Owner = { tenant_id: string; org_id: string };
 const owner = (event: RecordedEvent): Owner => ({ tenant_id: event.envelope.tenantId, org_id: event.envelope.orgId });
