@@ -7,15 +7,24 @@ type AvroRecord = { envelope: EventEnvelope } & Record<string, unknown>;
 
 /** Avro encoding of events through the schema registry, one subject per topic and record (TopicRecordName). */
 export class EventCodec {
-  private readonly ids = new Map<string, number>();
+  private readonly ids: Map<string, number>;
 
   constructor(
     private readonly registry: SchemaRegistry,
     private readonly namespace: string,
-  ) {}
+    ids: Iterable<[string, number]> = [],
+  ) {
+    this.ids = new Map(ids);
+  }
 
-  static connect(url: string, namespace: string): EventCodec {
-    return new EventCodec(new SchemaRegistry({ host: url }), namespace);
+  /** `ids`: what `schemaIds` of a codec that registered them said, so this one encodes without asking the registry. */
+  static connect(url: string, namespace: string, ids: Iterable<[string, number]> = []): EventCodec {
+    return new EventCodec(new SchemaRegistry({ host: url }), namespace, ids);
+  }
+
+  /** The schema id of every record registered so far, by topic and record. */
+  schemaIds(): [string, number][] {
+    return [...this.ids];
   }
 
   /** Registers every record of the given event topics; the registry rejects a change that is not BACKWARD compatible. */

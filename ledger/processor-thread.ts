@@ -14,9 +14,9 @@ import type { FromThread, ToThread } from './thread-part.ts';
  * clients and codec, so deciding and committing use a core of their own. `modules` names the composition root's module
  * exporting `aggregates` and `routes` (the runtime knows no domain module).
  */
-type ThreadData = { config: Config; modules: string };
+type ThreadData = { config: Config; modules: string; schemaIds: [string, number][] };
 
-const { config, modules } = workerData as ThreadData;
+const { config, modules, schemaIds } = workerData as ThreadData;
 const port = parentPort;
 if (!port) throw new Error('processor-thread runs as a worker thread');
 const post = (message: FromThread) => port.postMessage(message);
@@ -29,9 +29,9 @@ let statusTimer: NodeJS.Timeout | undefined;
 try {
   const namespace = config.LEDGER_NAMESPACE;
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
-  const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace);
-  // Registered by the main thread already: this learns their ids.
-  await codec.registerAll(composed.aggregates.map((aggregate) => aggregate.events));
+  // The main thread registered every schema before starting this one: its ids come along, so (as on the main loop) the
+  // registry is off the write path, a restart of this thread included.
+  const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace, schemaIds);
   const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES };
   supervisors = await startProcessorParts(deps, composed.aggregates, composed.routes);
   const report = () => post({ type: 'status', statuses: supervisors.map((s) => s.status()) });

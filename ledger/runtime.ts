@@ -119,7 +119,7 @@ export async function startRuntime(
     const maxRecordBytes = config.RECORD_LIMIT_BYTES;
     if (processorsThread) {
       const supervisor = new Supervisor('processor-thread', logger);
-      const thread = new ProcessorThread(config, processorsThread, logger, supervisor);
+      const thread = new ProcessorThread(config, processorsThread, codec.schemaIds(), logger, supervisor);
       await supervisor.start(thread);
       const inside = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
       statuses.push(supervisor, ...thread.readers(inside));

@@ -21,6 +21,7 @@ export class ProcessorThread implements Part {
   constructor(
     private readonly config: Config,
     private readonly modules: URL,
+    private readonly schemaIds: [string, number][],
     private readonly logger: Logger,
     private readonly signals: PartSignals,
   ) {}
@@ -35,7 +36,12 @@ export class ProcessorThread implements Part {
   async start(): Promise<void> {
     this.stopping = false;
     const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), {
-      workerData: { entry: new URL('./processor-thread.ts', import.meta.url).href, config: this.config, modules: this.modules.href },
+      workerData: {
+        entry: new URL('./processor-thread.ts', import.meta.url).href,
+        config: this.config,
+        modules: this.modules.href,
+        schemaIds: this.schemaIds,
+      },
     });
     this.worker = worker;
     let started = false;
