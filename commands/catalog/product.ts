@@ -4,8 +4,9 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
 
 // ── Events ──────────────────────────────────────────────────────────────────
 export type ProductStatus = 'ACTIVE' | 'DRAFT';
-export type ProductField = 'title' | 'description' | 'category' | 'sku' | 'brand' | 'templateId';
-export const productFields: ProductField[] = ['title', 'description', 'category', 'sku', 'brand', 'templateId'];
+export const productStatuses: readonly ProductStatus[] = ['ACTIVE', 'DRAFT'];
+export type ProductField = 'title' | 'description' | 'category' | 'sku' | 'brand' | 'templateId' | 'status';
+export const productFields: ProductField[] = ['title', 'description', 'category', 'sku', 'brand', 'templateId', 'status'];
 /** The optional text fields a product may carry beside its title. */
 export type ProductExtras = { sku: string | null; brand: string | null; templateId: string | null };
 export type FieldChange = { field: ProductField; previous: string | null; current: string | null };
@@ -73,6 +74,8 @@ export type Product =
       title: string;
       description: string | null;
       category: string | null;
+      /** ACTIVE or DRAFT (`status` is the aggregate's lifecycle); snapshots from before DRAFT existed lack it: ACTIVE. */
+      productStatus: ProductStatus;
       variantIds: string[];
       mediaIds: string[];
       attributes: AttributeValues;
@@ -95,13 +98,27 @@ export const evolve = (state: Product, event: ProductEvent): Product => {
   switch (event.type) {
     case 'ProductCreated': {
       const { title, description, category, sku = null, brand = null, templateId = null, attributes = {} } = event.data;
-      return { status: 'Existing', title, description, category, sku, brand, templateId, attributes, variantIds: [], mediaIds: [] };
+      const productStatus = event.data.status;
+      return {
+        status: 'Existing',
+        title,
+        description,
+        category,
+        productStatus,
+        sku,
+        brand,
+        templateId,
+        attributes,
+        variantIds: [],
+        mediaIds: [],
+      };
     }
     case 'ProductUpdated': {
       if (state.status !== 'Existing') return state;
       const next = { ...state };
       for (const change of event.data.changes) {
         if (change.field === 'title') next.title = change.current ?? next.title;
+        else if (change.field === 'status') next.productStatus = change.current === 'DRAFT' ? 'DRAFT' : 'ACTIVE';
         else next[change.field] = change.current;
       }
       next.attributes = applyAttributeChanges(next.attributes ?? {}, event.data.attributeChanges ?? []);
@@ -136,13 +153,15 @@ export type CreateProduct = Command<
 >;
 /**
  * Absent fields stay as they are; `null` clears an optional field. `attributes` sets the values it names
- * and leaves the others; a `null` value removes that attribute's value.
+ * and leaves the others; a `null` value removes that attribute's value. `status` moves the product between
+ * ACTIVE and DRAFT, either way (docs/decisions.md, "Product status").
  */
 export type UpdateProduct = Command<
   'UpdateProduct',
   {
     productId: string;
     title?: string;
+    status?: ProductStatus;
     description?: string | null;
     category?: string | null;
     attributes?: Record<string, string | null>;
@@ -173,12 +192,19 @@ const create = ({ data }: CreateProduct, state: Product): ProductEvent[] => {
   return [{ type: 'ProductCreated', data: { ...data, status: 'ACTIVE' } }];
 };
 
+const valueOf = (product: Extract<Product, { status: 'Existing' }>, field: ProductField): string | null =>
+  field === 'status' ? (product.productStatus ?? 'ACTIVE') : product[field];
+
 const update = ({ data }: UpdateProduct, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
+  if (data.status !== undefined && !productStatuses.includes(data.status)) {
+    throw new ValidationError('the status is not one of ACTIVE, DRAFT', [{ path: 'body.status', message: 'must be ACTIVE or DRAFT' }]);
+  }
   const changes = productFields.flatMap((field): FieldChange[] => {
     const requested = data[field];
-    if (requested === undefined || requested === product[field]) return [];
-    return [{ field, previous: product[field], current: requested }];
+    const previous = valueOf(product, field);
+    if (requested === undefined || requested === previous) return [];
+    return [{ field, previous, current: requested }];
   });
   const attributeChanges = Object.entries(data.attributes ?? {}).flatMap(([attributeId, current]): AttributeChange[] => {
     // Snapshots taken before products carried attribute values lack them.

@@ -16,6 +16,8 @@ const factOfField: { [F in ProductField]: (value: string | null) => Partial<Prod
   brand: (brand) => ({ hasBrand: !isBlank(brand) }),
   sku: (sku) => ({ sku }),
   templateId: (templateId) => ({ templateId }),
+  // ACTIVE or DRAFT says whether the product is published, not how complete its data is.
+  status: () => ({}),
 };
 
 /** The facts of no product: what the assessment of a deleted product carries. */

@@ -4,7 +4,7 @@ import type { BulkItemFailure, BulkJobType } from '../../commands/bulk/bulk-job.
 import type { ProductCommand } from '../../commands/catalog/product.ts';
 import type { SerializedDomainError } from '../../ledger/errors.ts';
 import type { CommandInput, IdempotentRequest } from '../../ledger/message.ts';
-import { productBrand, productCategory, productDescription, productSku, productTitle } from '../../http/product-fields.ts';
+import { productBrand, productCategory, productDescription, productSku, productStatus, productTitle } from '../../http/product-fields.ts';
 import { uuid } from '../../http/schemas.ts';
 
 const PRODUCT_ID_NAMESPACE = 'a3f1c6de-2b4e-4f0a-9c57-8d2e6b1f4a90';
@@ -23,7 +23,8 @@ const fields = {
   brand: productBrand.nullish(),
 };
 const importItem = z.object({ title: productTitle, ...fields }).strict();
-const updateItem = z.object({ id: uuid, title: productTitle.optional(), ...fields }).strict();
+// An import creates ACTIVE products (docs/decisions.md, "Product status"): only an update takes a status.
+const updateItem = z.object({ id: uuid, title: productTitle.optional(), ...fields, status: productStatus.optional() }).strict();
 const deleteItem = z.object({ id: uuid }).strict();
 
 /** What an item becomes: one product command (with what makes it safe to send again), or a failure found before sending. */

@@ -14,7 +14,7 @@ import {
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
-import { productBrand, productCategory, productDescription, productSku, productTitle } from '../product-fields.ts';
+import { productBrand, productCategory, productDescription, productSku, productStatus, productTitle } from '../product-fields.ts';
 import { currencyCode, decimalAmount, errorResponses, idParams, queryInteger, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z
@@ -74,6 +74,7 @@ const updateBody = z
     category: category.optional(),
     ...extras,
     attributes: attributeValueChanges.optional(),
+    status: productStatus.optional(),
   })
   .strict();
 const variantBody = z
@@ -179,7 +180,7 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     schema: {
       tags,
       summary:
-        'Change title, description, category, sku, brand, template_id or attribute values; null clears an optional field or removes a value',
+        'Change title, description, category, sku, brand, template_id, attribute values or status (ACTIVE | DRAFT); null clears an optional field or removes a value',
       headers: standardHeaders,
       params: idParams,
       body: updateBody,
@@ -187,8 +188,8 @@ export default async function productRoutes(fastify: FastifyInstance): Promise<v
     },
     handler: async (request) => {
       const productId = request.params.id;
-      const { title: t, description: d, category: c } = request.body;
-      const data = { productId, title: t, description: d, category: c, ...(await pimFields(request, request.body)) };
+      const { title: t, description: d, category: c, status } = request.body;
+      const data = { productId, title: t, description: d, category: c, status, ...(await pimFields(request, request.body)) };
       await execute(request, productAggregate, { type: 'UpdateProduct', data });
       return readProduct(request, productId);
     },

@@ -112,6 +112,8 @@ const group: RecordedEvent[] = [
   }),
   created(churned, { category: 'home' }),
   recorded({ type: 'ProductUpdated', data: { productId: churned, changes: [{ field: 'description', previous: null, current: 'Churn' }] } }),
+  recorded({ type: 'ProductUpdated', data: { productId: kept, changes: [{ field: 'status', previous: 'ACTIVE', current: 'DRAFT' }] } }),
+  recorded({ type: 'ProductUpdated', data: { productId: churned, changes: [{ field: 'status', previous: 'ACTIVE', current: 'DRAFT' }] } }),
   recorded({
     type: 'VariantAdded',
     data: { productId: churned, variantId: randomUUID(), sku: null, barcode: null, price: '2.00', currency: 'EUR' },
@@ -330,6 +332,11 @@ describe('the catalog batch form', () => {
     expect(scores[churned]).toBeUndefined();
     // title 10 + brand 10; the variant it had before its deletion is gone and the one added again has no price
     expect(scores[recreated]).toBe(20);
+    const statuses = await db(`${schema}.products`).whereIn('id', [kept, untouched]).select('id', 'status');
+    expect(Object.fromEntries(statuses.map((row: { id: string; status: string }) => [row.id, row.status]))).toEqual({
+      [kept]: 'DRAFT',
+      [untouched]: 'ACTIVE',
+    });
   });
 });
 

@@ -108,6 +108,13 @@ describe('planning an update item', () => {
     if (plan.kind === 'command') expect(Object.keys(plan.command.data).sort()).toEqual(['brand', 'category', 'productId', 'sku']);
   });
 
+  it('takes a status ACTIVE or DRAFT on an update only', () => {
+    const plan = planItem('BULK_UPDATE', jobId, 4, { id: productId, status: 'DRAFT' });
+    expect(plan).toMatchObject({ kind: 'command', command: { type: 'UpdateProduct', data: { productId, status: 'DRAFT' } } });
+    expect(failureOf(planItem('BULK_UPDATE', jobId, 4, { id: productId, status: 'ARCHIVED' }))).toMatchObject({ code: 'INVALID_FIELD' });
+    expect(failureOf(planItem('BULK_IMPORT', jobId, 4, { title: 'Mug', status: 'DRAFT' }))).toMatchObject({ code: 'INVALID_FIELD' });
+  });
+
   it('lower-cases an upper-case product id', () => {
     const plan = planItem('BULK_UPDATE', jobId, 0, { id: productId.toUpperCase(), title: 'T' });
     expect(plan).toMatchObject({ kind: 'command', productId, command: { data: { productId, title: 'T' } } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { evolve, initialState, productDecider, type ProductEvent } from '../../commands/catalog/product.ts';
-import { ConflictError, NotFoundError } from '../../ledger/errors.ts';
+import { decide, evolve, initialState, productDecider, type ProductEvent } from '../../commands/catalog/product.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
+import { metadata } from '../support/command-metadata.ts';
 import { DeciderSpecification } from '../support/decider-specification.ts';
 
 const given = DeciderSpecification.for(productDecider);
@@ -142,6 +143,57 @@ describe('product decider', () => {
     given([withValues as ProductEvent])
       .when({ type: 'UpdateProduct', data: { productId, attributes: { a1: '12.5', a9: null } } })
       .thenNothingHappened();
+  });
+
+  it('moves a product to DRAFT and back to ACTIVE, recording nothing when the status is already the one asked for', () => {
+    const drafted: ProductEvent = {
+      type: 'ProductUpdated',
+      data: { productId, changes: [{ field: 'status', previous: 'ACTIVE', current: 'DRAFT' }] },
+    };
+    given([created])
+      .when({ type: 'UpdateProduct', data: { productId, status: 'DRAFT' } })
+      .then([drafted]);
+    expect([created, drafted].reduce(evolve, initialState())).toMatchObject({ status: 'Existing', productStatus: 'DRAFT' });
+    given([created, drafted])
+      .when({ type: 'UpdateProduct', data: { productId, status: 'DRAFT' } })
+      .thenNothingHappened();
+    given([created, drafted])
+      .when({ type: 'UpdateProduct', data: { productId, status: 'ACTIVE', title: 'Cup' } })
+      .then([
+        {
+          type: 'ProductUpdated',
+          data: {
+            productId,
+            changes: [
+              { field: 'title', previous: 'Mug', current: 'Cup' },
+              { field: 'status', previous: 'DRAFT', current: 'ACTIVE' },
+            ],
+          },
+        },
+      ]);
+    given([created])
+      .when({ type: 'UpdateProduct', data: { productId, status: 'ACTIVE' } })
+      .thenNothingHappened();
+  });
+
+  it('creates ACTIVE whatever a create command carries, and refuses a status that is neither ACTIVE nor DRAFT', () => {
+    const data = { productId, title: 'Mug', description: null, category: 'kitchen', status: 'DRAFT' };
+    given()
+      .when({ type: 'CreateProduct', data } as never)
+      .then([created]);
+    given([created])
+      .when({ type: 'UpdateProduct', data: { productId, status: 'ARCHIVED' } } as never)
+      .thenThrows(ValidationError);
+  });
+
+  it('reads a snapshot from before DRAFT existed as ACTIVE', () => {
+    const state = evolve(initialState(), created);
+    if (state.status !== 'Existing') throw new Error('expected an existing product');
+    const older = { ...state, productStatus: undefined } as unknown as typeof state;
+    const command = { type: 'UpdateProduct' as const, data: { productId, status: 'DRAFT' as const }, metadata };
+    expect(decide(command, older)).toEqual([
+      { type: 'ProductUpdated', data: { productId, changes: [{ field: 'status', previous: 'ACTIVE', current: 'DRAFT' }] } },
+    ]);
   });
 
   it('reads events from before attribute values as carrying none', () => {
