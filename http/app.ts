@@ -12,12 +12,14 @@ import { useStrictJsonBodies } from './json-body.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { ledgerPlugin } from './plugins/ledger.ts';
 import { exposeDeadLetters, metricsPlugin } from './plugins/metrics.ts';
+import { objectStorePlugin } from './plugins/object-store.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
 import bulkJobRoutes from './routes/bulk-jobs.ts';
 import categoryRoutes from './routes/categories.ts';
+import fileRoutes from './routes/files.ts';
 import connectionLocationRoutes from './routes/connection-location.ts';
 import inboundRoutes from './routes/inbound.ts';
 import integrationRoutes, { integrationsPlugin, oauthReturnRoutes } from './routes/integrations.ts';
@@ -30,6 +32,7 @@ import { productPushRoutes, syncStatusRoutes } from './routes/sync.ts';
 import { webhookReceiverRoutes } from './routes/webhook-receiver.ts';
 import webhookSecretRoutes, { webhookSecretsPlugin } from './routes/webhook-secret.ts';
 import templateRoutes from './routes/templates.ts';
+import exportRoutes from './routes/exports.ts';
 import validationRoutes from './routes/validation.ts';
 
 /** Every response names its request: the client's `X-Correlation-ID` when it gave a usable one, else a generated UUID. */
@@ -134,6 +137,9 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
   // Platforms sign inbound webhooks with the connection owner's secret; the receiver is public and parses its own body.
   await app.register(webhookSecretsPlugin, { config, logger });
   await app.register(webhookReceiverRoutes);
+  // Exports and catalog feeds; with the filesystem store their signed links are served here (the signature authorises).
+  await app.register(objectStorePlugin, { config, logger });
+  await app.register(fileRoutes);
 
   await app.register(
     async (api) => {
@@ -153,6 +159,7 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
         // A chunk's command escapes its JSON text once more, and its event carries an envelope: well under a record.
         chunkBytes: Math.floor(config.RECORD_LIMIT_BYTES * 0.4),
       });
+      await api.register(exportRoutes);
     },
     { prefix: '/api/v1/pim' },
   );

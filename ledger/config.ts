@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { MAX_PARTITIONS } from './group-commit.ts';
 import { redactUrl, StartupError } from './startup-error.ts';
@@ -39,7 +41,23 @@ export function databaseUrlProblem(value: string): string | undefined {
 }
 
 /** Settings whose values never appear in a message. */
-const SECRETS = new Set(['AUTH_DEV_SECRET', 'INTEGRATION_STATE_SECRET', 'WEBHOOK_SECRET_KEY', 'UNIFIED_API_TOKEN']);
+const SECRETS = new Set([
+  'AUTH_DEV_SECRET',
+  'INTEGRATION_STATE_SECRET',
+  'WEBHOOK_SECRET_KEY',
+  'UNIFIED_API_TOKEN',
+  'FILE_URL_SECRET',
+  'S3_SECRET_ACCESS_KEY',
+]);
+
+/** Where the filesystem object store writes when STORAGE_DIR is unset: `<repo>/.data/objects` (git-ignored). */
+export const DEFAULT_STORAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.data', 'objects');
+
+/** `http://HOST:PORT`, with a wildcard address read as this machine and an IPv6 literal in brackets. */
+export function defaultPublicBaseUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
 
 /** `NAME="value"` for a message: a secret's value is hidden, a URL's password masked, a long value cut. */
 function shown(name: string, value: unknown): string {
@@ -109,8 +127,11 @@ const configSchema = z.object({
   UNIFIED_API_URL: z.string().url().default('http://127.0.0.1:18090'),
   UNIFIED_API_TOKEN: z.string().default('dev-unified-token'),
   UNIFIED_WORKSPACE_ID: z.string().default('dev-workspace'),
-  /** Where the provider and the tenant's browser reach this service (webhook subscriptions, OAuth return). */
-  PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
+  /**
+   * Where the provider and the tenant's browser reach this service (webhook subscriptions, OAuth return, download links
+   * of the filesystem store). Unset: `http://HOST:PORT`.
+   */
+  PUBLIC_BASE_URL: z.string().url().optional(),
   /** Signs the OAuth `state`; a random one per process when unset (states then do not survive a restart). */
   INTEGRATION_STATE_SECRET: z.string().min(16).optional(),
   /** How long one call to the provider may take before it counts as a timeout. */
@@ -130,9 +151,31 @@ const configSchema = z.object({
     .int()
     .min(0)
     .default(24 * 60 * 60 * 1000),
+  /** The filesystem object store's directory (exports, catalog feeds), created on demand; used unless S3 is configured. */
+  STORAGE_DIR: z.string().min(1).default(DEFAULT_STORAGE_DIR),
+  /**
+   * Keys the HMAC of the filesystem store's download links (GET /files/*). Unset: a fixed development key, with a
+   * warning (links are then forgeable).
+   */
+  FILE_URL_SECRET: z.string().min(32).optional(),
+  /** An S3-compatible service instead of the filesystem (S3_ENDPOINT or S3_BUCKET set); unset endpoint: AWS. */
+  S3_ENDPOINT: z.string().url().optional(),
+  /** Created on first use when missing; default `commerce-ledger`. */
+  S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3-63 of a-z, 0-9, . and -)')
+    .optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Bucket in the path rather than the host name; default true when S3_ENDPOINT is set. */
+  S3_FORCE_PATH_STYLE: z
+    .enum(['true', 'false'])
+    .transform((value) => value === 'true')
+    .optional(),
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };
 
 /**
  * The settings from the environment; a value that does not parse throws a StartupError whose message is one line naming
@@ -150,7 +193,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.data.AUTH_JWKS_URL && !parsed.data.AUTH_DEV_SECRET) {
     throw new StartupError('invalid configuration: set AUTH_JWKS_URL (production) or AUTH_DEV_SECRET (development mode)');
   }
-  return parsed.data;
+  const { S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY } = parsed.data;
+  if ((S3_ACCESS_KEY_ID === undefined) !== (S3_SECRET_ACCESS_KEY === undefined)) {
+    throw new StartupError('invalid configuration: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither');
+  }
+  return { ...parsed.data, PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(parsed.data.HOST, parsed.data.PORT) };
 }
 
 export const kafkaBrokers = (config: Config): string[] => config.KAFKA_BROKERS.split(',').map((b) => b.trim());

@@ -14,6 +14,7 @@ async function main(command: string | undefined): Promise<number> {
       console.log(`KAFKA_BROKERS=${info.kafkaBrokers.join(',')}`);
       console.log(`SCHEMA_REGISTRY_URL=${info.schemaRegistryUrl}`);
       console.log(`POSTGRES_SERVER_URL=${info.postgresServerUrl}`);
+      console.log(`S3_ENDPOINT=${info.s3Endpoint}`);
       return 0;
     }
     case 'down':

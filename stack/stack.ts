@@ -1,4 +1,4 @@
-// Local infrastructure for development and tests: Kafka (KRaft), Apicurio schema registry, PostgreSQL.
+// Local infrastructure for development and tests: Kafka (KRaft), Apicurio schema registry, PostgreSQL, S3Proxy.
 // Processes run detached and survive the caller; everything lives under STACK_DIR (default <repo>/.stack).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,8 +6,10 @@ import { ensureKafka, kafkaStatus, stopKafka } from './kafka/kafka.ts';
 import { ensurePostgres, postgresStatus, stopPostgres } from './postgres/postgres.ts';
 import { envPort, httpOk, livePid, logsDir, spawnDetached, stopProcess, waitUntil, withLock, type Log } from './process-control.ts';
 import { configureRegistry, prepareRegistry, registryProcess } from './registry/registry.ts';
+import { ensureS3, s3Status, stopS3 } from './s3/s3proxy.ts';
 
-export type StackInfo = { kafkaBrokers: string[]; schemaRegistryUrl: string; postgresServerUrl: string };
+/** `s3Endpoint`: S3Proxy, with the credentials in stack/s3/s3proxy.ts. */
+export type StackInfo = { kafkaBrokers: string[]; schemaRegistryUrl: string; postgresServerUrl: string; s3Endpoint: string };
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REGISTRY_READY_TIMEOUT_MS = 180_000;
@@ -73,10 +75,11 @@ export async function ensureStack(opts: { log?: (msg: string) => void } = {}): P
       return { kafkaBrokers, schemaRegistryUrl: await ensureRegistry(dir, kafkaBrokers, log) };
     })();
     // allSettled: do not release the lock while the other branch is still starting processes.
-    const [kr, pg] = await Promise.allSettled([kafkaAndRegistry, ensurePostgres(dir, log)]);
+    const [kr, pg, s3] = await Promise.allSettled([kafkaAndRegistry, ensurePostgres(dir, log), ensureS3(dir, log)]);
     if (kr.status === 'rejected') throw kr.reason;
     if (pg.status === 'rejected') throw pg.reason;
-    return { ...kr.value, postgresServerUrl: pg.value };
+    if (s3.status === 'rejected') throw s3.reason;
+    return { ...kr.value, postgresServerUrl: pg.value, s3Endpoint: s3.value };
   });
 }
 
@@ -87,7 +90,7 @@ export async function stopStack(opts: { log?: (msg: string) => void } = {}): Pro
   await withLock(dir, async () => {
     const registryPid = await stopProcess(dir, 'registry', registryMarker(), { timeoutMs: 30_000 });
     if (registryPid) log(`registry: stopped pid ${registryPid}`);
-    await Promise.all([stopKafka(dir, log), stopPostgres(dir, log)]);
+    await Promise.all([stopKafka(dir, log), stopPostgres(dir, log), stopS3(dir, log)]);
   });
 }
 
@@ -104,6 +107,6 @@ export async function stackStatus(): Promise<Record<string, { up: boolean; detai
     const up = await httpOk(spec.healthUrl);
     return { up, detail: `${url}${pid ? ` pid ${pid}` : ''}${up ? '' : ' not answering'}` };
   };
-  const [kafka, registryResult, postgres] = await Promise.all([kafkaStatus(dir), registryStatus(), postgresStatus(dir)]);
-  return { kafka, registry: registryResult, postgres };
+  const [kafka, registryResult, postgres, s3] = await Promise.all([kafkaStatus(dir), registryStatus(), postgresStatus(dir), s3Status(dir)]);
+  return { kafka, registry: registryResult, postgres, s3 };
 }
