@@ -1,10 +1,12 @@
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
+import { exportWorker } from '../consumers/export/export-worker.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
 import { loadConfig } from '../ledger/config.ts';
 import { createLogger } from '../ledger/logger.ts';
 import { StartupError } from '../ledger/startup-error.ts';
 import { projections } from '../projections/index.ts';
+import { createObjectStore } from '../storage/index.ts';
 import { aggregates, routes } from './processor-modules.ts';
 
 /** Serves the API with the command processors and projections in this one process. */
@@ -15,7 +17,11 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     aggregates,
     routes,
     projections,
-    workers: [...integrationWorkers(config), bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 })],
+    workers: [
+      ...integrationWorkers(config),
+      bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 }),
+      exportWorker({ store: () => createObjectStore(config, logger), exportsAtOnce: 2, giveUpAfterMs: 10 * 60_000 }),
+    ],
     ...(config.PROCESSORS_IN_THREAD ? { processorsThread: new URL('./processor-modules.ts', import.meta.url) } : {}),
   });
   const shutdown = async (signal: string) => {

@@ -1,5 +1,6 @@
 import { followedBy, type SomeAggregate } from '../ledger/aggregate.ts';
 import { bulkJobAggregate } from './bulk/bulk-job.ts';
+import { catalogExportAggregate } from './export/catalog-export.ts';
 import { brandAggregate } from './catalog/brand.ts';
 import { productAggregate } from './catalog/product.ts';
 import { taxonomyAggregate } from './catalog/taxonomy.ts';
@@ -34,4 +35,5 @@ export const aggregates: readonly SomeAggregate[] = [
   inboundDeadLetterAggregate,
   webhookSecretAggregate,
   bulkJobAggregate,
+  catalogExportAggregate,
 ];

@@ -2,6 +2,7 @@ import type { Projection } from '../ledger/projection.ts';
 import { auditProjection } from './audit/audit-projection.ts';
 import { bulkProjection } from './bulk/bulk-projection.ts';
 import { catalogProjection } from './catalog/catalog-projection.ts';
+import { exportProjection } from './export/export-projection.ts';
 import { connectionsProjection } from './integrations/connections-projection.ts';
 import { inboundProjection } from './integrations/inbound-projection.ts';
 import { pushProjection } from './integrations/push-projection.ts';
@@ -19,6 +20,7 @@ export const projections: Projection[] = [
   inboundProjection,
   webhookSecretsProjection,
   bulkProjection,
+  exportProjection,
 ];
 
 export const projectionNamed = (name: string): Projection | undefined => projections.find((p) => p.name === name);

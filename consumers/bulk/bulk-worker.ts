@@ -1,7 +1,6 @@
 import { bulkJobAggregate, type BulkItemFailure } from '../../commands/bulk/bulk-job.ts';
 import { productAggregate } from '../../commands/catalog/product.ts';
 import type { Aggregate } from '../../ledger/aggregate.ts';
-import type { CommandReply } from '../../ledger/command-reply.ts';
 import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import { WakeUp } from '../../ledger/wake-up.ts';
@@ -9,6 +8,7 @@ import type { Part, PartSignals } from '../../ledger/supervisor.ts';
 import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
 import { chunkHolding, unfinishedJobs, type WorkerJobRow } from '../../projections/bulk/bulk-queries.ts';
+import { sendAs } from '../send-as.ts';
 import { itemCommandId, planItem, refusedItem, type ItemPlan } from './bulk-items.ts';
 
 const IDLE_POLL_MS = 5_000;
@@ -26,8 +26,6 @@ export type BulkWorkerOptions = {
 type Job = WorkerJobRow;
 type Slice = { firstIndex: number; items: unknown[] };
 type SliceOutcome = { firstIndex: number; count: number; succeeded: number; failures: BulkItemFailure[] };
-
-class Refused extends Error {}
 
 /**
  * The bulk processor (issue 13): starts each submitted job, turns its items into ordinary product commands slice by
@@ -137,27 +135,15 @@ class BulkWorker implements Part {
   }
 
   /** Sends a command as the job's creator and waits for its decision; a refusal throws unless the caller judges it. */
-  private async send<C extends Command, E extends Event, S>(
+  private send<C extends Command, E extends Event, S>(
     job: Job,
     aggregate: Aggregate<C, E, S>,
-    { type, data }: CommandInput<NoInfer<C>>,
+    input: CommandInput<NoInfer<C>>,
     idempotency?: IdempotentRequest,
-    commandId: string = crypto.randomUUID(),
+    commandId?: string,
     refusalThrows = true,
-  ): Promise<Extract<CommandReply, { outcome: 'accepted' | 'rejected' }>> {
-    const metadata = {
-      commandId,
-      tenantId: job.tenant_id,
-      orgId: job.org_id,
-      actor: job.actor,
-      issuedAt: Date.now(),
-      correlationId: job.id,
-      ...(idempotency ? { idempotency } : {}),
-    };
-    const reply = await this.deps.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata } as Command);
-    if (reply.outcome === 'ping') throw new Error('unexpected reply');
-    if (reply.outcome === 'rejected' && refusalThrows) throw new Refused(`${type} refused: ${reply.error.message}`);
-    return reply;
+  ) {
+    return sendAs(this.deps.bus, job, aggregate, input, { correlationId: job.id, idempotency, commandId, refusalThrows });
   }
 }
 
