@@ -15,6 +15,7 @@ import { webhookSecretAggregate } from './integrations/webhook-secret.ts';
 import { deadLettersOf, pushDeadLetterAggregate } from './integrations/push-dead-letter.ts';
 import { assessmentsOf, productQualityAggregate } from './quality/product-quality.ts';
 import { skuUsageAggregate } from './quality/sku-usage.ts';
+import { catalogFeedAggregate } from './ucp/catalog-feed.ts';
 
 /** Every aggregate type, each run by its own single writer; this order is the event catalog's (docs/asyncapi.json). */
 export const aggregates: readonly SomeAggregate[] = [
@@ -36,4 +37,5 @@ export const aggregates: readonly SomeAggregate[] = [
   webhookSecretAggregate,
   bulkJobAggregate,
   catalogExportAggregate,
+  catalogFeedAggregate,
 ];

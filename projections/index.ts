@@ -9,6 +9,7 @@ import { pushProjection } from './integrations/push-projection.ts';
 import { webhookSecretsProjection } from './integrations/webhook-secrets-projection.ts';
 import { omsProjection } from './oms/oms-projection.ts';
 import { validationProjection } from './validation/validation-projection.ts';
+import { feedProjection } from './feed/feed-projection.ts';
 
 export const projections: Projection[] = [
   catalogProjection,
@@ -21,6 +22,7 @@ export const projections: Projection[] = [
   webhookSecretsProjection,
   bulkProjection,
   exportProjection,
+  feedProjection,
 ];
 
 export const projectionNamed = (name: string): Projection | undefined => projections.find((p) => p.name === name);

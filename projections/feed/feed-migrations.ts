@@ -1,0 +1,24 @@
+import type { ProjectionMigration } from '../../ledger/projection.ts';
+import { ownedRecord } from '../table-columns.ts';
+
+export const feedMigrations: ProjectionMigration[] = [
+  {
+    name: '001-catalog-feeds',
+    up: async (db, schema) => {
+      // One row per tenant and org: its settings, and the files currently served (null until the first publication).
+      await db.schema.withSchema(schema).createTable('catalog_feeds', (t) => {
+        ownedRecord(t);
+        t.text('seller_name');
+        t.text('product_url_template');
+        t.timestamp('configured_at', { useTz: true, precision: 3 });
+        t.text('content_hash');
+        t.text('json_ld_key');
+        t.text('jsonl_key');
+        t.integer('product_count');
+        t.integer('item_count');
+        t.timestamp('published_at', { useTz: true, precision: 3 });
+        t.unique(['tenant_id', 'org_id']);
+      });
+    },
+  },
+];
