@@ -51,7 +51,7 @@ async function writeLines(store: ObjectStore, key: string, lines: AsyncIterable<
   const tally = new Tally();
   const body = new PassThrough();
   let count = 0;
-  const stored = store.put(key, body, { contentType: 'application/x-ndjson', contentEncoding: 'gzip' });
+  const stored = store.put(key, body, { contentType: 'application/gzip' });
   // A store that gives up stops reading: end the pipeline too rather than leave it waiting on a full buffer.
   stored.catch((error: unknown) => body.destroy(error instanceof Error ? error : new Error(String(error))));
   const written = pipeline(
