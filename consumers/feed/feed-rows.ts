@@ -1,0 +1,83 @@
+import type { Knex } from 'knex';
+import { liveSchema } from '../../ledger/projection.ts';
+import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+import type { Scope } from '../../projections/catalog/catalog-queries.ts';
+import { omsProjection } from '../../projections/oms/oms-projection.ts';
+import { validationProjection } from '../../projections/validation/validation-projection.ts';
+import type { FeedProduct, FeedVariant } from './feed-document.ts';
+
+const catalog = liveSchema(catalogProjection);
+const oms = liveSchema(omsProjection);
+const validation = liveSchema(validationProjection);
+
+type ProductRow = Pick<FeedProduct, 'id' | 'title' | 'description' | 'sku' | 'brand' | 'category' | 'status'>;
+type VariantRow = Omit<FeedVariant, 'available'> & { product_id: string };
+
+const groupBy = <T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> => {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = groups.get(key(row));
+    if (list) list.push(row);
+    else groups.set(key(row), [row]);
+  }
+  return groups;
+};
+
+/**
+ * The tenant and org's products as the feed needs them, `pageSize` at a time in id order (keyset paging: a page costs
+ * the same wherever it is, and the catalog is never held whole). `trx` should be one repeatable-read transaction, so
+ * every page and every table reads the same moment of the read models.
+ */
+export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): AsyncGenerator<FeedProduct> {
+  let after: string | null = null;
+  for (;;) {
+    const query = trx(`${catalog}.products`)
+      .where({ tenant_id: scope.tenantId, org_id: scope.orgId })
+      .orderBy('id')
+      .limit(pageSize)
+      .select('id', 'title', 'description', 'sku', 'brand', 'category', 'status');
+    if (after !== null) query.where('id', '>', after);
+    const products = (await query) as ProductRow[];
+    if (products.length === 0) return;
+    const ids = products.map((p) => p.id);
+    const [variants, media, levels, errors] = await Promise.all([
+      trx(`${catalog}.variants`)
+        .whereIn('product_id', ids)
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .select('id', 'product_id', 'sku', 'barcode', 'price', 'currency') as Promise<VariantRow[]>,
+      trx(`${catalog}.media`)
+        .whereIn('product_id', ids)
+        .orderBy([{ column: 'sort_order' }, { column: 'created_at' }, { column: 'id' }])
+        .select('product_id', 'url') as Promise<{ product_id: string; url: string }[]>,
+      trx(`${oms}.stock_levels as l`)
+        .join(`${catalog}.variants as v`, 'v.id', 'l.variant_id')
+        .where({ 'l.tenant_id': scope.tenantId, 'l.org_id': scope.orgId })
+        .whereIn('v.product_id', ids)
+        .groupBy('l.variant_id')
+        .select('l.variant_id', trx.raw('sum(greatest(l.available, 0))::bigint as available')) as Promise<
+        { variant_id: string; available: string }[]
+      >,
+      trx(`${validation}.validation_issues`)
+        .where({ tenant_id: scope.tenantId, org_id: scope.orgId, resolved: false, severity: 'ERROR' })
+        .whereIn('product_id', ids)
+        .distinct('product_id') as Promise<{ product_id: string }[]>,
+    ]);
+    const variantsOf = groupBy(variants, (v) => v.product_id);
+    const mediaOf = groupBy(media, (m) => m.product_id);
+    const available = new Map(levels.map((l) => [l.variant_id, Number(l.available)]));
+    const failing = new Set(errors.map((e) => e.product_id));
+    for (const product of products) {
+      yield {
+        ...product,
+        hasOpenError: failing.has(product.id),
+        images: (mediaOf.get(product.id) ?? []).map((m) => m.url),
+        variants: (variantsOf.get(product.id) ?? []).map(({ product_id: _p, ...variant }) => ({
+          ...variant,
+          available: available.get(variant.id) ?? 0,
+        })),
+      };
+    }
+    if (products.length < pageSize) return;
+    after = products[products.length - 1]?.id ?? null;
+  }
+}

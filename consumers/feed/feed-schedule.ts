@@ -1,0 +1,96 @@
+/** Where a consumed batch ends: the offset of its last message. */
+export type ConsumedEnd = { topic: string; partition: number; lastOffset: string };
+export type OffsetToCommit = { topic: string; partition: number; offset: string };
+
+type Dirty = { firstAt: number; lastAt: number; firstSeq: number };
+type Building = { firstSeq: number; firstAt: number };
+
+/**
+ * When to build whose feed, and which consumed offsets may be committed (pure: the caller gives the time).
+ *
+ * Debounce per tenant and org: a feed is built once its changes have been quiet for `quietMs`, or `maxDelayMs` after
+ * the first change not yet built, whichever comes first; never twice at once. So a burst builds it once after the
+ * burst, continuous changes about every `maxDelayMs`.
+ *
+ * Offsets: every consumed batch gets a sequence number. An offset is committed only once every tenant dirtied at or
+ * before it has had a build that started after it (the build waits for the read models to reach what was consumed
+ * first), so a crash anywhere re-reads what some feed may not reflect yet, and builds again.
+ */
+export class FeedSchedule {
+  private seq = 0;
+  private readonly dirty = new Map<string, Dirty>();
+  private readonly building = new Map<string, Building>();
+  private readonly ends: (OffsetToCommit & { seq: number })[] = [];
+
+  constructor(
+    private readonly quietMs: number,
+    private readonly maxDelayMs: number,
+  ) {}
+
+  /** A consumed batch: the tenants and orgs (keys) its events touch, and where it ends. */
+  consumed(keys: Iterable<string>, end: ConsumedEnd, now: number): void {
+    this.seq += 1;
+    for (const key of keys) this.mark(key, now, this.seq);
+    this.ends.push({ seq: this.seq, topic: end.topic, partition: end.partition, offset: (BigInt(end.lastOffset) + 1n).toString() });
+  }
+
+  /** The keys whose build is due now, oldest change first. */
+  due(now: number): string[] {
+    return [...this.dirty.entries()]
+      .filter(([key, d]) => !this.building.has(key) && (now - d.lastAt >= this.quietMs || now - d.firstAt >= this.maxDelayMs))
+      .sort(([, a], [, b]) => a.firstAt - b.firstAt)
+      .map(([key]) => key);
+  }
+
+  /** Milliseconds until the next build falls due (undefined: nothing is waiting). */
+  nextDueIn(now: number): number | undefined {
+    let next: number | undefined;
+    for (const [key, d] of this.dirty) {
+      if (this.building.has(key)) continue;
+      const at = Math.min(d.lastAt + this.quietMs, d.firstAt + this.maxDelayMs);
+      next = Math.min(next ?? Infinity, Math.max(0, at - now));
+    }
+    return next;
+  }
+
+  /** A build of `key` starts: it covers every change consumed so far. */
+  started(key: string): void {
+    const dirty = this.dirty.get(key);
+    if (!dirty) return;
+    this.dirty.delete(key);
+    this.building.set(key, { firstSeq: dirty.firstSeq, firstAt: dirty.firstAt });
+  }
+
+  /** A build of `key` ended; a failed one leaves its changes pending (tried again after a quiet period). */
+  finished(key: string, succeeded: boolean, now: number): void {
+    const build = this.building.get(key);
+    if (!build) return;
+    this.building.delete(key);
+    if (succeeded) return;
+    const later = this.dirty.get(key);
+    this.dirty.set(key, { firstAt: build.firstAt, lastAt: now, firstSeq: Math.min(build.firstSeq, later?.firstSeq ?? Infinity) });
+  }
+
+  isBuilding(): boolean {
+    return this.building.size > 0;
+  }
+
+  /** The offsets every feed now reflects, at most one per partition, taken (each is given once). */
+  takeCommittable(): OffsetToCommit[] {
+    let pending = Infinity;
+    for (const d of this.dirty.values()) pending = Math.min(pending, d.firstSeq);
+    for (const b of this.building.values()) pending = Math.min(pending, b.firstSeq);
+    const latest = new Map<string, OffsetToCommit>();
+    while (this.ends.length > 0 && (this.ends[0]?.seq ?? Infinity) < pending) {
+      const { seq: _seq, ...end } = this.ends.shift() as OffsetToCommit & { seq: number };
+      latest.set(`${end.topic}|${end.partition}`, end);
+    }
+    return [...latest.values()];
+  }
+
+  private mark(key: string, now: number, seq: number): void {
+    const dirty = this.dirty.get(key);
+    if (dirty) dirty.lastAt = now;
+    else this.dirty.set(key, { firstAt: now, lastAt: now, firstSeq: seq });
+  }
+}
