@@ -4,6 +4,7 @@ import path from 'node:path';
 import { stopKafka } from '../../stack/kafka/kafka.ts';
 import { stopPostgres } from '../../stack/postgres/postgres.ts';
 import { isAlive } from '../../stack/process-control.ts';
+import { stopS3 } from '../../stack/s3/s3proxy.ts';
 import { stackDir } from '../../stack/stack.ts';
 
 const OWNER_FILE = 'owner.pid';
@@ -42,7 +43,11 @@ async function reapOrphans(): Promise<void> {
     const dir = path.join(root, entry.name);
     const owner = ownerOf(dir);
     if (owner === 'being-claimed' || (owner > 0 && isAlive(owner))) continue;
-    await Promise.all([stopKafka(dir, quiet, ORPHAN_STOP_TIMEOUT_MS), stopPostgres(dir, quiet, ORPHAN_STOP_TIMEOUT_MS)]);
+    await Promise.all([
+      stopKafka(dir, quiet, ORPHAN_STOP_TIMEOUT_MS),
+      stopPostgres(dir, quiet, ORPHAN_STOP_TIMEOUT_MS),
+      stopS3(dir, quiet, ORPHAN_STOP_TIMEOUT_MS),
+    ]);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
