@@ -151,6 +151,13 @@ const configSchema = z.object({
     .int()
     .min(0)
     .default(24 * 60 * 60 * 1000),
+  /** The SMTP server of export completion notices by email (credentials in the URL); unset: those are skipped, with a warning. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^/]/, 'must be an smtp:// or smtps:// URL, e.g. smtp://user:password@mail.example.com:587')
+    .optional(),
+  /** The From of those emails. */
+  NOTICE_FROM: z.string().min(3).default('commerce-ledger <no-reply@localhost>'),
   /** The filesystem object store's directory (exports, catalog feeds), created on demand; used unless S3 is configured. */
   STORAGE_DIR: z.string().min(1).default(DEFAULT_STORAGE_DIR),
   /**

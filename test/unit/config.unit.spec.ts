@@ -63,6 +63,16 @@ describe('configuration', () => {
     expect(message).not.toMatch(/hunter/);
   });
 
+  it('takes an optional SMTP_URL for email notices, masking its password in a refusal, and a NOTICE_FROM', () => {
+    expect(loadConfig(base).SMTP_URL).toBeUndefined();
+    expect(loadConfig(base).NOTICE_FROM).toBe('commerce-ledger <no-reply@localhost>');
+    const config = loadConfig({ ...base, SMTP_URL: 'smtps://mailer:s3cret@mail.example.com:465', NOTICE_FROM: 'Shop <exports@shop.test>' });
+    expect(config).toMatchObject({ SMTP_URL: 'smtps://mailer:s3cret@mail.example.com:465', NOTICE_FROM: 'Shop <exports@shop.test>' });
+    const { message } = refusal({ SMTP_URL: 'http://mailer:s3cret@mail.example.com' });
+    expect(message).toContain('SMTP_URL');
+    expect(message).not.toContain('s3cret');
+  });
+
   it('names every bad setting at once, with the value tried', () => {
     const { message } = refusal({ PORT: 'abc', KAFKA_BROKERS: 'garbage', LOG_LEVEL: 'loud' });
     expect(message).toMatch(/^invalid configuration: /);
