@@ -151,6 +151,11 @@ const histories: Record<string, Step[]> = {
     update({ templateId: null }),
   ],
   'a template that requires nothing': [create({ templateId: 'empty' })],
+  'moved to DRAFT and back (no fact changes)': [
+    create({ description: 'd', brand: 'Acme' }),
+    update({ status: 'DRAFT' }),
+    update({ status: 'ACTIVE', category: 'home' }),
+  ],
   'a product deleted': [create({ description: 'd', sku: 'S' }), variant('v1', { sku: 'S' }), media('m1'), remove()],
 };
 
