@@ -1,5 +1,6 @@
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
 import { exportWorker } from '../consumers/export/export-worker.ts';
+import { feedWorker } from '../consumers/feed/feed-worker.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
 import { loadConfig } from '../ledger/config.ts';
@@ -21,6 +22,14 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
       ...integrationWorkers(config),
       bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 }),
       exportWorker({ store: () => createObjectStore(config, logger), exportsAtOnce: 2, giveUpAfterMs: 10 * 60_000 }),
+      feedWorker({
+        store: () => createObjectStore(config, logger),
+        quietMs: config.FEED_QUIET_MS,
+        maxDelayMs: config.FEED_MAX_DELAY_MS,
+        buildsAtOnce: 2,
+        pageSize: 1_000,
+        readModelTimeoutMs: 30_000,
+      }),
     ],
     ...(config.PROCESSORS_IN_THREAD ? { processorsThread: new URL('./processor-modules.ts', import.meta.url) } : {}),
   });

@@ -18,6 +18,7 @@ import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
 import bulkJobRoutes from './routes/bulk-jobs.ts';
+import catalogFeedRoutes from './routes/catalog-feed.ts';
 import categoryRoutes from './routes/categories.ts';
 import fileRoutes from './routes/files.ts';
 import connectionLocationRoutes from './routes/connection-location.ts';
@@ -181,6 +182,14 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       await api.register(inboundRoutes);
     },
     { prefix: '/api/v1/integrations' },
+  );
+  // The catalog feed for AI shopping agents (UCP): its settings, and redirects to its current files.
+  await app.register(
+    async (api) => {
+      apiScope(api);
+      await api.register(catalogFeedRoutes, { linkSeconds: config.FEED_LINK_SECONDS });
+    },
+    { prefix: '/api/v1/ucp' },
   );
   // Push and webhook sit under /unified without a version (the spec); the push is authenticated like /api.
   await app.register(

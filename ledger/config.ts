@@ -180,6 +180,17 @@ const configSchema = z.object({
     .enum(['true', 'false'])
     .transform((value) => value === 'true')
     .optional(),
+  /** The catalog feed is rebuilt once a tenant's changes have been quiet this long (docs/decisions.md "Catalog feed")… */
+  FEED_QUIET_MS: z.coerce.number().int().min(0).default(1_000),
+  /** …or this long after its first change not yet in the feed, whichever comes first. */
+  FEED_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5_000),
+  /** How long the link GET /api/v1/ucp/catalog.json (and the JSON-lines sibling) redirects to stays valid. */
+  FEED_LINK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(900),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

@@ -40,28 +40,28 @@ export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): 
     const products = (await query) as ProductRow[];
     if (products.length === 0) return;
     const ids = products.map((p) => p.id);
-    const [variants, media, levels, errors] = await Promise.all([
-      trx(`${catalog}.variants`)
-        .whereIn('product_id', ids)
-        .orderBy([{ column: 'created_at' }, { column: 'id' }])
-        .select('id', 'product_id', 'sku', 'barcode', 'price', 'currency') as Promise<VariantRow[]>,
-      trx(`${catalog}.media`)
-        .whereIn('product_id', ids)
-        .orderBy([{ column: 'sort_order' }, { column: 'created_at' }, { column: 'id' }])
-        .select('product_id', 'url') as Promise<{ product_id: string; url: string }[]>,
-      trx(`${oms}.stock_levels as l`)
-        .join(`${catalog}.variants as v`, 'v.id', 'l.variant_id')
-        .where({ 'l.tenant_id': scope.tenantId, 'l.org_id': scope.orgId })
-        .whereIn('v.product_id', ids)
-        .groupBy('l.variant_id')
-        .select('l.variant_id', trx.raw('sum(greatest(l.available, 0))::bigint as available')) as Promise<
-        { variant_id: string; available: string }[]
-      >,
-      trx(`${validation}.validation_issues`)
-        .where({ tenant_id: scope.tenantId, org_id: scope.orgId, resolved: false, severity: 'ERROR' })
-        .whereIn('product_id', ids)
-        .distinct('product_id') as Promise<{ product_id: string }[]>,
-    ]);
+    // One after another: they share the transaction's one connection.
+    const variants = (await trx(`${catalog}.variants`)
+      .whereIn('product_id', ids)
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .select('id', 'product_id', 'sku', 'barcode', 'price', 'currency')) as VariantRow[];
+    const media = (await trx(`${catalog}.media`)
+      .whereIn('product_id', ids)
+      .orderBy([{ column: 'sort_order' }, { column: 'created_at' }, { column: 'id' }])
+      .select('product_id', 'url')) as { product_id: string; url: string }[];
+    const levels = (await trx(`${oms}.stock_levels as l`)
+      .join(`${catalog}.variants as v`, 'v.id', 'l.variant_id')
+      .where({ 'l.tenant_id': scope.tenantId, 'l.org_id': scope.orgId })
+      .whereIn('v.product_id', ids)
+      .groupBy('l.variant_id')
+      .select('l.variant_id', trx.raw('sum(greatest(l.available, 0))::bigint as available'))) as {
+      variant_id: string;
+      available: string;
+    }[];
+    const errors = (await trx(`${validation}.validation_issues`)
+      .where({ tenant_id: scope.tenantId, org_id: scope.orgId, resolved: false, severity: 'ERROR' })
+      .whereIn('product_id', ids)
+      .distinct('product_id')) as { product_id: string }[];
     const variantsOf = groupBy(variants, (v) => v.product_id);
     const mediaOf = groupBy(media, (m) => m.product_id);
     const available = new Map(levels.map((l) => [l.variant_id, Number(l.available)]));

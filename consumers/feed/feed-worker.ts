@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
+import type { Consumer, EachBatchPayload } from 'kafkajs';
+import type { Knex } from 'knex';
+import { productAggregate } from '../../commands/catalog/product.ts';
+import { inventoryAggregate } from '../../commands/oms/inventory.ts';
+import { productQualityAggregate } from '../../commands/quality/product-quality.ts';
+import { skuUsageAggregate } from '../../commands/quality/sku-usage.ts';
+import { catalogFeedAggregate, catalogFeedIdOf, type CatalogFeedSettings } from '../../commands/ucp/catalog-feed.ts';
+import { disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
+import type { Logger } from '../../ledger/logger.ts';
+import { liveSchema, type Projection } from '../../ledger/projection.ts';
+import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
+import type { Part, PartSignals } from '../../ledger/supervisor.ts';
+import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import type { TopicSpec } from '../../ledger/topics.ts';
+import { namespaced } from '../../ledger/topics.ts';
+import { WakeUp } from '../../ledger/wake-up.ts';
+import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
+import { feedProjection } from '../../projections/feed/feed-projection.ts';
+import { findCatalogFeed } from '../../projections/feed/feed-queries.ts';
+import { omsProjection } from '../../projections/oms/oms-projection.ts';
+import { validationProjection } from '../../projections/validation/validation-projection.ts';
+import type { ObjectStore } from '../../storage/object-store.ts';
+import { feedKeys, FeedBuilder, type BuiltFeed } from './feed-document.ts';
+import { feedProducts } from './feed-rows.ts';
+import { FeedSchedule, type ConsumedEnd } from './feed-schedule.ts';
+
+export type FeedWorkerOptions = {
+  /** The store the files go to; created when the worker starts, closed when it stops. */
+  store: () => ObjectStore;
+  /** A feed is built once its changes have been quiet this long… */
+  quietMs: number;
+  /** …or this long after its first change not yet built, whichever comes first. */
+  maxDelayMs: number;
+  /** Feeds built side by side (each tenant's one at a time). */
+  buildsAtOnce: number;
+  /** Products read per page. */
+  pageSize: number;
+  /** How long a build waits for the read models to reach what was consumed before it gives up (and is tried again). */
+  readModelTimeoutMs: number;
+};
+
+/**
+ * What changes a feed: each topic, the event types of it that matter (by the `event-type` header; undefined: every
+ * one), and the read model that must have applied them before the feed is read. Our own CatalogFeedPublished is not
+ * among them: a publication must not make another build.
+ */
+const WATCHED: { topic: TopicSpec; types?: ReadonlySet<string>; projection: Projection }[] = [
+  { topic: productAggregate.events, projection: catalogProjection },
+  {
+    topic: productQualityAggregate.events,
+    types: new Set(['ValidationIssueRaised', 'ValidationIssueResolved']),
+    projection: validationProjection,
+  },
+  {
+    topic: skuUsageAggregate.events,
+    types: new Set(['ValidationIssueRaised', 'ValidationIssueResolved']),
+    projection: validationProjection,
+  },
+  {
+    topic: inventoryAggregate.events,
+    types: new Set(['StockAdjusted', 'StockReserved', 'StockReleased', 'StockShipped']),
+    projection: omsProjection,
+  },
+  { topic: catalogFeedAggregate.events, types: new Set(['CatalogFeedConfigured']), projection: feedProjection },
+];
+
+const gzip = promisify(gzipCallback);
+const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
+const keyOf = (tenantId: string, orgId: string) => `${tenantId}/${orgId}`;
+
+/**
+ * The catalog feed processor (issue 14): consumes the catalog, quality, inventory and feed-settings events in its own
+ * consumer group, notes which tenants and orgs they touch, and rebuilds each one's feed debounced (FeedSchedule):
+ * waits until the read models have applied what it consumed, reads the tenant's products page by page from one
+ * snapshot, writes both files under content-addressed keys, then publishes them (PublishCatalogFeed). It commits its
+ * offsets only past changes every feed reflects, so a crash anywhere builds again; the same content publishes nothing.
+ */
+class FeedWorker implements Part {
+  private consumer?: Consumer;
+  private store?: ObjectStore;
+  private stopping = false;
+  private loop?: Promise<void>;
+  private schedule: FeedSchedule;
+  private readonly wakeUp = new WakeUp();
+  private readonly running = new Set<Promise<void>>();
+  /** The last offset consumed of each topic partition (namespaced topic), with the projection that reads it. */
+  private readonly consumedUpTo = new Map<string, { topic: string; partition: number; offset: bigint; projection: string }>();
+  private readonly groupId: string;
+  private readonly log: Logger;
+  private readonly throttled: ThrottledLog;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly options: FeedWorkerOptions,
+    private readonly signals: PartSignals,
+  ) {
+    this.groupId = namespaced(deps.namespace, 'commerce-ledger.catalog-feed');
+    this.log = deps.logger.child({ component: 'feed-worker' });
+    this.throttled = new ThrottledLog(this.log);
+    this.schedule = new FeedSchedule(options.quietMs, options.maxDelayMs);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.schedule = new FeedSchedule(this.options.quietMs, this.options.maxDelayMs);
+    this.consumedUpTo.clear();
+    this.store = this.options.store();
+    const consumer = supervisedConsumer(this.deps.kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
+    this.consumer = consumer;
+    await consumer.connect();
+    for (const { topic } of WATCHED) await consumer.subscribe({ topic: namespaced(this.deps.namespace, topic.name), fromBeginning: true });
+    await consumer.run({ autoCommit: false, eachBatch: (payload) => this.eachBatch(payload) });
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeUp.wake();
+    await this.loop;
+    await Promise.allSettled([...this.running]);
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await disconnectQuietly(consumer);
+    await this.store?.close().catch(() => undefined);
+  }
+
+  private async eachBatch({ batch }: EachBatchPayload): Promise<void> {
+    const watched = WATCHED.find((w) => namespaced(this.deps.namespace, w.topic.name) === batch.topic);
+    if (!watched || batch.messages.length === 0) return;
+    const keys = new Set<string>();
+    for (const message of batch.messages) {
+      const type = message.headers?.['event-type']?.toString();
+      if (!message.value || (watched.types && type !== undefined && !watched.types.has(type))) continue;
+      const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
+      if (watched.types && !watched.types.has(event.type)) continue;
+      keys.add(keyOf(event.envelope.tenantId, event.envelope.orgId));
+    }
+    const end: ConsumedEnd = { topic: batch.topic, partition: batch.partition, lastOffset: batch.lastOffset() };
+    this.consumedUpTo.set(`${batch.topic}|${batch.partition}`, {
+      topic: batch.topic,
+      partition: batch.partition,
+      offset: BigInt(end.lastOffset),
+      projection: watched.projection.name,
+    });
+    this.schedule.consumed(keys, end, Date.now());
+    await this.commit();
+    this.wakeUp.wake();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      for (const key of this.schedule.due(Date.now())) {
+        if (this.running.size >= this.options.buildsAtOnce) break;
+        this.schedule.started(key);
+        const build: Promise<void> = this.build(key).finally(() => {
+          this.running.delete(build);
+          this.wakeUp.wake();
+        });
+        this.running.add(build);
+      }
+      const waitMs = this.running.size >= this.options.buildsAtOnce ? 1_000 : (this.schedule.nextDueIn(Date.now()) ?? 1_000);
+      await this.wakeUp.wait(Math.max(10, Math.min(1_000, waitMs)));
+    }
+  }
+
+  private async build(key: string): Promise<void> {
+    const [tenantId = '', orgId = ''] = key.split('/');
+    const startedAt = Date.now();
+    try {
+      await this.readModelsCaughtUp();
+      const scope = { tenantId, orgId };
+      const row = await findCatalogFeed(this.deps.db, scope);
+      const settings: CatalogFeedSettings | null =
+        row?.seller_name && row.product_url_template ? { sellerName: row.seller_name, productUrlTemplate: row.product_url_template } : null;
+      const feed = await this.read(scope, settings);
+      const published = row?.content_hash === feed.contentHash;
+      if (!published) await this.publish(scope, feed);
+      this.schedule.finished(key, true, Date.now());
+      this.log.info(
+        { tenantId, orgId, products: feed.productCount, items: feed.itemCount, ms: Date.now() - startedAt, changed: !published },
+        'catalog feed built',
+      );
+    } catch (error) {
+      this.schedule.finished(key, false, Date.now());
+      this.throttled.write(
+        'warn',
+        'feed-build',
+        { err: errorField(error), tenantId, orgId },
+        'catalog feed build failed; it is tried again',
+      );
+    }
+    await this.commit();
+  }
+
+  /** Every product of the tenant and org, from one snapshot of the read models. */
+  private read(scope: { tenantId: string; orgId: string }, settings: CatalogFeedSettings | null): Promise<BuiltFeed> {
+    return this.deps.db.transaction(
+      async (trx: Knex.Transaction) => {
+        const builder = new FeedBuilder(settings);
+        for await (const product of feedProducts(trx, scope, this.options.pageSize)) builder.add(product);
+        return builder.finish();
+      },
+      { isolationLevel: 'repeatable read', readOnly: true },
+    );
+  }
+
+  /** Files first, each complete under its own new key; only then the event that makes them the served ones. */
+  private async publish(scope: { tenantId: string; orgId: string }, feed: BuiltFeed): Promise<void> {
+    const store = this.store as ObjectStore;
+    const { jsonLdKey, jsonlKey } = feedKeys(scope.tenantId, scope.orgId, feed);
+    // Stored gzip-compressed and served with Content-Encoding: gzip (HTTP clients inflate it as they read); the keys
+    // are the hashes of the uncompressed content.
+    const options = (contentType: string) => ({
+      contentType,
+      contentEncoding: 'gzip',
+      cacheControl: 'public, max-age=31536000, immutable',
+    });
+    if (!(await store.exists(jsonLdKey))) await store.put(jsonLdKey, await gzip(feed.jsonLd), options('application/ld+json'));
+    if (!(await store.exists(jsonlKey))) await store.put(jsonlKey, await gzip(feed.jsonl), options('application/jsonl'));
+    const data = {
+      feedId: catalogFeedIdOf(scope.tenantId, scope.orgId),
+      contentHash: feed.contentHash,
+      jsonLdKey,
+      jsonlKey,
+      productCount: feed.productCount,
+      itemCount: feed.itemCount,
+    };
+    const metadata = {
+      commandId: randomUUID(),
+      ...scope,
+      actor: SYSTEM_ACTOR,
+      issuedAt: Date.now(),
+      correlationId: `catalog-feed-${feed.contentHash.slice(0, 16)}`,
+    };
+    const reply = await this.deps.bus.send(catalogFeedAggregate.commands, data.feedId, { type: 'PublishCatalogFeed', data, metadata });
+    if (reply.outcome === 'rejected') throw new Error(`PublishCatalogFeed refused: ${reply.error.message}`);
+    if (reply.outcome !== 'accepted') throw new Error('PublishCatalogFeed: unexpected reply');
+  }
+
+  /** Resolves once every read model has applied what this worker has consumed so far. */
+  private async readModelsCaughtUp(): Promise<void> {
+    const targets = [...this.consumedUpTo.values()];
+    const deadline = Date.now() + this.options.readModelTimeoutMs;
+    const wake = new WakeUp();
+    const unsubscribe = [...new Set(targets.map((t) => t.projection))].map((name) => this.deps.onProgress(name, wake.wake));
+    try {
+      for (;;) {
+        if (await this.applied(targets)) return;
+        if (this.stopping) throw new Error('stopping');
+        if (Date.now() >= deadline) throw new Error('the read models have not applied the consumed events yet');
+        await wake.wait(200);
+      }
+    } finally {
+      for (const off of unsubscribe) off();
+    }
+  }
+
+  private async applied(targets: { topic: string; partition: number; offset: bigint; projection: string }[]): Promise<boolean> {
+    for (const target of targets) {
+      const row = (await this.deps
+        .db(`${liveSchema({ name: target.projection })}.checkpoints`)
+        .where({ topic: target.topic, partition: target.partition })
+        .first('offset')) as { offset: string } | undefined;
+      if (!row || BigInt(row.offset) < target.offset) return false;
+    }
+    return true;
+  }
+
+  private async commit(): Promise<void> {
+    const offsets = this.schedule.takeCommittable();
+    if (offsets.length === 0 || !this.consumer) return;
+    try {
+      await this.consumer.commitOffsets(offsets);
+    } catch (error) {
+      // A rebalance took the partitions: their next owner reads from the last commit and builds again.
+      this.throttled.write('warn', 'feed-commit', { err: errorField(error) }, 'catalog feed offsets not committed');
+    }
+  }
+}
+
+export const feedWorker = (options: FeedWorkerOptions): Worker => ({
+  name: 'catalog-feed',
+  create: (deps, signals) => new FeedWorker(deps, options, signals),
+});

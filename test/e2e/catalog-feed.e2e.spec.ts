@@ -1,0 +1,344 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { describe, expect, inject, it } from 'vitest';
+import { catalogFeedAggregate, catalogFeedIdOf } from '../../commands/ucp/catalog-feed.ts';
+import { namespaced } from '../../ledger/topics.ts';
+import type { Tenant } from '../support/client.ts';
+import { useServiceAndTenant } from '../support/service-and-tenant.ts';
+
+const storageDir = mkdtempSync(path.join(tmpdir(), 'feed-store-'));
+// Short debounce so the test runs in seconds; the burst test depends on these two.
+const QUIET_MS = 300;
+const MAX_DELAY_MS = 1_500;
+const ctx = useServiceAndTenant({
+  env: { STORAGE_DIR: storageDir, FEED_QUIET_MS: String(QUIET_MS), FEED_MAX_DELAY_MS: String(MAX_DELAY_MS), FEED_LINK_SECONDS: '120' },
+});
+
+const EAN13 = '4006381333931';
+const EAN8 = '96385074';
+const TEMPLATE = 'https://shop.example.com/products/{sku}';
+
+type JsonLd = { '@type': string; numberOfItems: number; itemListElement: { position: number; item: Record<string, any> }[] };
+
+async function redirectOf(tenant: Tenant, path = '/api/v1/ucp/catalog.json', headers: Record<string, string> = tenant.headers) {
+  const response = await fetch(`${ctx.service.baseUrl}${path}`, { headers, redirect: 'manual' });
+  const body = response.status === 302 ? null : await response.json();
+  return { status: response.status, location: response.headers.get('location'), cacheControl: response.headers.get('cache-control'), body };
+}
+
+/** The current feed: the redirect, then the file it points at. */
+async function currentFeed(tenant: Tenant) {
+  const redirect = await redirectOf(tenant);
+  if (redirect.status !== 302 || !redirect.location) return undefined;
+  const file = await fetch(redirect.location);
+  expect(file.status).toBe(200);
+  return { location: redirect.location, file, jsonLd: (await file.json()) as JsonLd };
+}
+
+/** Waits until the tenant's feed satisfies `ready`. */
+async function feedWhere(tenant: Tenant, ready: (feed: JsonLd) => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: Awaited<ReturnType<typeof currentFeed>>;
+  while (Date.now() < deadline) {
+    last = await currentFeed(tenant);
+    if (last && ready(last.jsonLd)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  throw new Error(`the feed did not become as expected: ${JSON.stringify(last?.jsonLd ?? null).slice(0, 2_000)}`);
+}
+
+const ids = (feed: JsonLd) => feed.itemListElement.map((e) => e.item.productID as string);
+const listed = (productId: string) => (feed: JsonLd) => ids(feed).includes(productId);
+const unlisted = (productId: string) => (feed: JsonLd) => !ids(feed).includes(productId);
+
+const ok = <T>(response: { status: number; body: T }, status = 201): T => {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  return response.body;
+};
+
+async function configure(tenant: Tenant, sellerName = 'Acme Outdoor') {
+  return ok(await tenant.request('PUT', '/api/v1/ucp/feed-settings', { seller_name: sellerName, product_url_template: TEMPLATE }), 200);
+}
+
+async function product(tenant: Tenant, body: Record<string, unknown>) {
+  return ok(await tenant.request('POST', '/api/v1/pim/products', { description: 'A fine thing.', brand: 'Acme', ...body })) as {
+    id: string;
+  };
+}
+
+async function variant(tenant: Tenant, productId: string, body: Record<string, unknown>) {
+  return ok(await tenant.request('POST', `/api/v1/pim/products/${productId}/variants`, body)) as { id: string };
+}
+
+/** CatalogFeedPublished events of one feed in the log. */
+async function publicationsOf(tenant: Tenant): Promise<number> {
+  const { kafkaBrokers } = inject('stack');
+  const kafka = new Kafka({ clientId: 'feed-e2e', brokers: kafkaBrokers, logLevel: logLevel.NOTHING });
+  const topic = namespaced(ctx.service.namespace, catalogFeedAggregate.events.name);
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const remaining = new Map(ends.filter((e) => e.high !== '0').map((e) => [e.partition, BigInt(e.high)]));
+  const feedId = catalogFeedIdOf(tenant.tenantId, tenant.orgId);
+  let count = 0;
+  if (remaining.size === 0) return 0;
+  const consumer = kafka.consumer({ groupId: `feed-e2e-${Date.now()}-${Math.random()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    consumer
+      .run({
+        eachMessage: async ({ partition, message }) => {
+          if (message.key?.toString() === feedId && message.headers?.['event-type']?.toString() === 'CatalogFeedPublished') count += 1;
+          // Every write is transactional: the last record of a partition is a commit marker, never delivered.
+          if (BigInt(message.offset) + 2n >= (remaining.get(partition) ?? 0n)) remaining.delete(partition);
+          if (remaining.size === 0) resolve();
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+  return count;
+}
+
+describe('catalog feed: GET /api/v1/ucp/catalog.json', () => {
+  it('is 404 with the error body before the organization has a feed, and 401 without a token', async () => {
+    const fresh = await ctx.newTenant();
+    const none = await redirectOf(fresh);
+    expect(none.status).toBe(404);
+    expect(none.body.error).toMatchObject({ code: 'not_found' });
+    expect(none.body.error.message).toContain('no catalog feed has been published');
+    expect((await redirectOf(fresh, '/api/v1/ucp/catalog.json', { 'x-tenant-id': fresh.tenantId, 'x-org-id': fresh.orgId })).status).toBe(
+      401,
+    );
+    const settings = ok(await fresh.request('GET', '/api/v1/ucp/feed-settings'), 200);
+    expect(settings).toEqual({ seller_name: null, product_url_template: null, configured_at: null, published: null });
+  });
+
+  it('takes feed settings, refusing a template that is not a product URL', async () => {
+    const tenant = await ctx.newTenant();
+    const bad = await tenant.request('PUT', '/api/v1/ucp/feed-settings', {
+      seller_name: 'Acme',
+      product_url_template: 'https://shop.example.com/products',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([expect.objectContaining({ path: 'body.product_url_template' })]);
+    expect((await tenant.request('PUT', '/api/v1/ucp/feed-settings', { seller_name: ' ', product_url_template: TEMPLATE })).status).toBe(
+      400,
+    );
+    const body = await configure(tenant);
+    expect(body).toMatchObject({ seller_name: 'Acme Outdoor', product_url_template: TEMPLATE, published: null });
+    // Settings alone publish a first, empty, feed.
+    const feed = await feedWhere(tenant, (f) => f.numberOfItems === 0);
+    expect(feed.jsonLd).toMatchObject({ '@context': 'https://schema.org', '@type': 'ItemList', itemListElement: [] });
+  });
+
+  it('redirects to the JSON-LD of products with variants, media and stock, and the JSON-lines sibling to the same products', async () => {
+    const tenant = ctx.tenant;
+    await configure(tenant);
+    const tent = await product(tenant, { title: 'Two-person tent', sku: 'TENT-2P', category: 'Camping > Tents' });
+    const green = await variant(tenant, tent.id, { sku: 'TENT-2P-GRN', barcode: EAN13, price: '249.90', currency: 'EUR' });
+    const red = await variant(tenant, tent.id, { sku: 'TENT-2P-RED', barcode: EAN8, price: '1000000.10', currency: 'EUR' });
+    for (const [url, sortOrder] of [
+      ['https://cdn.example.com/tent-side.jpg', 2],
+      ['https://cdn.example.com/tent-front.jpg', 1],
+    ] as const) {
+      ok(await tenant.request('POST', '/api/v1/pim/media', { url, product_id: tent.id, sort_order: sortOrder }));
+    }
+    const location = ok(await tenant.request('POST', '/api/v1/oms/inventory/locations', { name: 'Main' })) as { id: string };
+    for (const [v, available] of [
+      [green, 5],
+      [red, 0],
+    ] as const) {
+      ok(await tenant.request('PUT', `/api/v1/oms/inventory/levels/${v.id}/${location.id}`, { available }), 200);
+    }
+    const second = ok(await tenant.request('POST', '/api/v1/oms/inventory/locations', { name: 'Second' })) as { id: string };
+    ok(await tenant.request('PUT', `/api/v1/oms/inventory/levels/${green.id}/${second.id}`, { available: 2 }), 200);
+
+    const feed = await feedWhere(tenant, (f) =>
+      f.itemListElement.some(
+        (e) => e.item.productID === tent.id && e.item.image?.length === 2 && e.item.offers?.[0]?.availability?.endsWith('InStock'),
+      ),
+    );
+    const redirect = await redirectOf(tenant);
+    expect(redirect.status).toBe(302);
+    expect(redirect.cacheControl).toBe('no-cache, no-store, must-revalidate');
+    // The filesystem store: the service's own signed, time-limited link; the file itself may be cached forever.
+    const link = new URL(redirect.location as string);
+    expect(link.origin).toBe(ctx.service.baseUrl);
+    expect(link.pathname).toMatch(new RegExp(`^/files/feeds/${tenant.tenantId}/${tenant.orgId}/[0-9a-f]{64}\\.jsonld$`));
+    expect(link.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect(Number(link.searchParams.get('expires'))).toBeGreaterThan(Date.now() / 1000 + 60);
+    expect(feed.file.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(feed.file.headers.get('content-type')).toContain('application/ld+json');
+
+    const item = feed.jsonLd.itemListElement.find((e) => e.item.productID === tent.id)?.item;
+    expect(item).toEqual({
+      '@type': 'Product',
+      productID: tent.id,
+      name: 'Two-person tent',
+      description: 'A fine thing.',
+      sku: 'TENT-2P',
+      gtin13: EAN13,
+      gtin8: EAN8,
+      brand: { '@type': 'Brand', name: 'Acme' },
+      category: 'Camping > Tents',
+      image: ['https://cdn.example.com/tent-front.jpg', 'https://cdn.example.com/tent-side.jpg'],
+      url: 'https://shop.example.com/products/TENT-2P',
+      offers: [
+        {
+          '@type': 'Offer',
+          sku: 'TENT-2P-GRN',
+          gtin13: EAN13,
+          price: '249.90',
+          priceCurrency: 'EUR',
+          availability: 'https://schema.org/InStock',
+          url: 'https://shop.example.com/products/TENT-2P',
+          seller: { '@type': 'Organization', name: 'Acme Outdoor' },
+        },
+        {
+          '@type': 'Offer',
+          sku: 'TENT-2P-RED',
+          gtin8: EAN8,
+          price: '1000000.10',
+          priceCurrency: 'EUR',
+          availability: 'https://schema.org/OutOfStock',
+          url: 'https://shop.example.com/products/TENT-2P',
+          seller: { '@type': 'Organization', name: 'Acme Outdoor' },
+        },
+      ],
+    });
+
+    const sibling = await redirectOf(tenant, '/api/v1/ucp/product-feed.jsonl');
+    expect(sibling.status).toBe(302);
+    expect(sibling.cacheControl).toBe('no-cache, no-store, must-revalidate');
+    expect(new URL(sibling.location as string).pathname).toMatch(/\.jsonl$/);
+    const lines = (await (await fetch(sibling.location as string)).text())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.item_group_id === tent.id);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        item_id: green.id,
+        title: 'Two-person tent',
+        url: 'https://shop.example.com/products/TENT-2P',
+        brand: 'Acme',
+        image_url: 'https://cdn.example.com/tent-front.jpg',
+        price: '249.90 EUR',
+        availability: 'in_stock',
+        inventory_quantity: 7,
+        seller_name: 'Acme Outdoor',
+        gtin: EAN13,
+        is_eligible_search: true,
+        is_eligible_checkout: false,
+      }),
+      expect.objectContaining({ item_id: red.id, price: '1000000.10 EUR', availability: 'out_of_stock', gtin: EAN8 }),
+    ]);
+
+    const settings = ok(await tenant.request('GET', '/api/v1/ucp/feed-settings'), 200) as { published: Record<string, unknown> };
+    expect(settings.published).toMatchObject({
+      product_count: feed.jsonLd.numberOfItems,
+      content_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+
+    // Out of stock everywhere: marked so, and the location changes (a new content-addressed file).
+    ok(await tenant.request('POST', `/api/v1/oms/inventory/levels/${green.id}/${location.id}/adjustments`, { delta: -5 }), 200);
+    ok(await tenant.request('PUT', `/api/v1/oms/inventory/levels/${green.id}/${second.id}`, { available: 0 }), 200);
+    const soldOut = await feedWhere(tenant, (f) =>
+      f.itemListElement.some((e) => e.item.productID === tent.id && e.item.offers[0].availability.endsWith('OutOfStock')),
+    );
+    expect(soldOut.location).not.toBe(feed.location);
+    // The old file is still there for whoever holds its link.
+    expect((await fetch(feed.location)).status).toBe(200);
+  });
+
+  it('leaves out a product with an open ERROR issue until it is fixed, without a restart', async () => {
+    const tenant = ctx.tenant;
+    await configure(tenant);
+    const first = await product(tenant, { title: 'Lantern', sku: 'DUP-1' });
+    await variant(tenant, first.id, { sku: 'LANTERN-1', price: '19.00', currency: 'EUR' });
+    await feedWhere(tenant, listed(first.id));
+    // The same SKU on a second product: DUPLICATE_SKU, an ERROR, on both.
+    const second = await product(tenant, { title: 'Lantern copy', sku: 'DUP-1' });
+    const before = await feedWhere(tenant, (f) => unlisted(first.id)(f) && unlisted(second.id)(f));
+    const issues = ok(await tenant.request('GET', '/api/v1/pim/validation'), 200) as {
+      product_id: string;
+      issue_type: string;
+      severity: string;
+    }[];
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ product_id: first.id, issue_type: 'DUPLICATE_SKU', severity: 'ERROR' }),
+        expect.objectContaining({ product_id: second.id, issue_type: 'DUPLICATE_SKU', severity: 'ERROR' }),
+      ]),
+    );
+    // Fixed: both come back, and the redirect points at a new file.
+    ok(await tenant.request('PUT', `/api/v1/pim/products/${second.id}`, { sku: 'DUP-2' }), 200);
+    const after = await feedWhere(tenant, (f) => listed(first.id)(f) && listed(second.id)(f));
+    expect(after.location).not.toBe(before.location);
+
+    // An invalid barcode is an ERROR too (INVALID_BARCODE): never listed.
+    const badBarcode = await product(tenant, { title: 'Bad barcode', sku: 'BAD-1' });
+    await variant(tenant, badBarcode.id, { sku: 'BAD-1-A', barcode: '4006381333932', price: '5.00', currency: 'EUR' });
+    const marker = await product(tenant, { title: 'Marker', sku: 'MARK-1' });
+    const later = await feedWhere(tenant, listed(marker.id));
+    expect(ids(later.jsonLd)).not.toContain(badBarcode.id);
+  });
+
+  it('leaves out a DRAFT product, and lists it again once ACTIVE', async () => {
+    const tenant = ctx.tenant;
+    const lamp = await product(tenant, { title: 'Lamp', sku: 'LAMP-1' });
+    await feedWhere(tenant, listed(lamp.id));
+    ok(await tenant.request('PUT', `/api/v1/pim/products/${lamp.id}`, { status: 'DRAFT' }), 200);
+    await feedWhere(tenant, unlisted(lamp.id));
+    ok(await tenant.request('PUT', `/api/v1/pim/products/${lamp.id}`, { status: 'ACTIVE' }), 200);
+    await feedWhere(tenant, listed(lamp.id));
+  });
+
+  it("never redirects another tenant to this tenant's file, and a link cannot be bent to another key", async () => {
+    const ours = await feedWhere(ctx.tenant, (f) => f.numberOfItems > 0);
+    const other = await ctx.newTenant();
+    const theirs = await product(other, { title: 'Other tenant thing', sku: 'OTHER-1' });
+    const otherFeed = await feedWhere(other, listed(theirs.id));
+    expect(otherFeed.location).not.toBe(ours.location);
+    expect(new URL(otherFeed.location).pathname).toContain(`/feeds/${other.tenantId}/${other.orgId}/`);
+    expect(otherFeed.location).not.toContain(ctx.tenant.tenantId);
+    expect(ids(otherFeed.jsonLd)).toEqual([theirs.id]);
+    // Their signature on our key, or a made-up signature: refused.
+    const bent = new URL(otherFeed.location);
+    bent.pathname = new URL(ours.location).pathname;
+    expect((await fetch(bent)).status).toBe(403);
+    const forged = new URL(ours.location);
+    forged.searchParams.set('signature', '0'.repeat(64));
+    expect((await fetch(forged)).status).toBe(403);
+    // Their token with our tenant's headers: refused as everywhere.
+    const crossed = await redirectOf(other, '/api/v1/ucp/catalog.json', { ...other.headers, 'x-tenant-id': ctx.tenant.tenantId });
+    expect([401, 403]).toContain(crossed.status);
+  });
+
+  it('builds a burst of changes a handful of times, not once per change', async () => {
+    const tenant = await ctx.newTenant();
+    await configure(tenant);
+    const item = await product(tenant, { title: 'Burst 0', sku: 'BURST-1' });
+    await feedWhere(tenant, listed(item.id));
+    const before = await publicationsOf(tenant);
+    const changes = 40;
+    const started = Date.now();
+    for (let i = 1; i <= changes; i++) ok(await tenant.request('PUT', `/api/v1/pim/products/${item.id}`, { title: `Burst ${i}` }), 200);
+    const burstMs = Date.now() - started;
+    await feedWhere(tenant, (f) => f.itemListElement.some((e) => e.item.name === `Burst ${changes}`));
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS + 500));
+    const builds = (await publicationsOf(tenant)) - before;
+    console.log(`catalog feed burst: ${changes} changes over ${burstMs} ms published ${builds} times`);
+    // At most one per MAX_DELAY_MS of the burst, plus the one after it.
+    expect(builds).toBeGreaterThanOrEqual(1);
+    expect(builds, `${builds} publications for ${changes} changes over ${burstMs} ms`).toBeLessThanOrEqual(
+      Math.ceil(burstMs / MAX_DELAY_MS) + 2,
+    );
+    expect(builds).toBeLessThan(changes / 4);
+  });
+});
