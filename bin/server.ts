@@ -1,5 +1,7 @@
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
+import { exportNotifier } from '../consumers/export/export-notifier.ts';
 import { exportWorker } from '../consumers/export/export-worker.ts';
+import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook-secret.ts';
 import { feedWorker } from '../consumers/feed/feed-worker.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
@@ -22,6 +24,14 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
       ...integrationWorkers(config),
       bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 }),
       exportWorker({ store: () => createObjectStore(config, logger), exportsAtOnce: 2, giveUpAfterMs: 10 * 60_000 }),
+      exportNotifier({
+        store: () => createObjectStore(config, logger),
+        webhookSecretKey: config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY,
+        smtpUrl: config.SMTP_URL,
+        from: config.NOTICE_FROM,
+        linkSeconds: 24 * 3_600,
+        noticesAtOnce: 8,
+      }),
       feedWorker({
         store: () => createObjectStore(config, logger),
         quietMs: config.FEED_QUIET_MS,

@@ -11,6 +11,9 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
  */
 const WEBHOOK_SECRET_NAMESPACE = '9b4e2c71-5d3a-4f86-b0e9-2a7c8d1f6e35';
 
+/** Used when WEBHOOK_SECRET_KEY is unset: public, so every secret derived from it is guessable (development only). */
+export const DEVELOPMENT_WEBHOOK_SECRET_KEY = 'commerce-ledger-development-webhook-secret-key';
+
 export const webhookSecretIdOf = (tenantId: string, orgId: string): string => uuidv5(`${tenantId}/${orgId}`, WEBHOOK_SECRET_NAMESPACE);
 
 /** `hex(HMAC-SHA256(key, "<tenantId>/<orgId>/<version>"))`: 64 hex characters, the key the platform signs bodies with. */

@@ -12,6 +12,7 @@ import {
   type NoticeRow,
 } from '../../projections/export/export-queries.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
+import { webhookUrlProblem } from '../../consumers/notices/webhook-notice.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, timestamp, uuid } from '../schemas.ts';
 
@@ -63,6 +64,7 @@ const settings = z
     webhook_url: z
       .url({ protocol: /^https?$/ })
       .max(2_000)
+      .refine((url) => webhookUrlProblem(url) === undefined, { message: 'must be an absolute http(s) URL without credentials' })
       .nullable()
       .describe('POSTed a signed notice when an export ends (see docs/decisions.md, "Export completion notices"); null: none'),
     email: z.email().max(320).nullable().describe('Mailed a notice when an export ends; null: none'),

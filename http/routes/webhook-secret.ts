@@ -3,15 +3,17 @@ import fp from 'fastify-plugin';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { webhookSecretAggregate, webhookSecretIdOf, webhookSecretOf } from '../../commands/integrations/webhook-secret.ts';
+import {
+  DEVELOPMENT_WEBHOOK_SECRET_KEY,
+  webhookSecretAggregate,
+  webhookSecretIdOf,
+  webhookSecretOf,
+} from '../../commands/integrations/webhook-secret.ts';
 import type { Config } from '../../ledger/config.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findWebhookSecret } from '../../projections/integrations/webhook-secrets-queries.ts';
 import { errorResponses, standardHeaders, timestamp } from '../schemas.ts';
-
-/** Used when WEBHOOK_SECRET_KEY is unset: public, so every secret derived from it is guessable (development only). */
-export const DEVELOPMENT_WEBHOOK_SECRET_KEY = 'commerce-ledger-development-webhook-secret-key';
 
 /** A tenant and org's secrets as of `now`: the current one, and the previous one while its grace lasts. */
 export type WebhookSecrets = {

@@ -4,6 +4,7 @@ import {
   type CatalogExportCommand,
   type CatalogExportEvent,
   type ExportResult,
+  type NoticeTargets,
 } from '../../commands/export/catalog-export.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification, type WithoutMetadata } from '../support/decider-specification.ts';
@@ -13,8 +14,8 @@ const given = DeciderSpecification.for(catalogExportDecider);
 const catalogExportsId = '44444444-4444-4444-8444-444444444444';
 const [a, b, c] = ['aaaaaaaa-0000-4000-8000-000000000001', 'bbbbbbbb-0000-4000-8000-000000000002', 'cccccccc-0000-4000-8000-000000000003'];
 const ids = (exportId: string) => ({ catalogExportsId, exportId });
-const none = { webhookUrl: null, email: null };
-const targets = { webhookUrl: 'https://hooks.example.com/exports', email: 'ops@example.com' };
+const none: NoticeTargets = { webhookUrl: null, email: null };
+const targets: NoticeTargets = { webhookUrl: 'https://hooks.example.com/exports', email: 'ops@example.com' };
 
 type Cmd = WithoutMetadata<CatalogExportCommand>;
 const request = (exportId: string): Cmd => ({ type: 'RequestExport', data: ids(exportId) });
@@ -40,11 +41,11 @@ const completed = (exportId: string, notify = none): CatalogExportEvent => ({
   type: 'ExportCompleted',
   data: { catalogExportsId, ...result(exportId), ...notify },
 });
-const configure = (notify: typeof none | typeof targets): Cmd => ({
+const configure = (notify: NoticeTargets): Cmd => ({
   type: 'ConfigureExportNotification',
   data: { catalogExportsId, ...notify },
 });
-const configured = (notify: typeof none | typeof targets): CatalogExportEvent => ({
+const configured = (notify: NoticeTargets): CatalogExportEvent => ({
   type: 'ExportNotificationConfigured',
   data: { catalogExportsId, ...notify },
 });
