@@ -52,7 +52,9 @@ async function writeLines(store: ObjectStore, key: string, lines: AsyncIterable<
   const body = new PassThrough();
   let count = 0;
   const stored = store.put(key, body, { contentType: 'application/gzip' });
-  // A store that gives up stops reading: end the pipeline too rather than leave it waiting on a full buffer.
+  // A store that gives up stops reading: end the pipeline too rather than leave it waiting on a full buffer. The error
+  // reaches the caller through `stored`; the listener keeps a pipeline that already finished from seeing it unhandled.
+  body.on('error', () => undefined);
   stored.catch((error: unknown) => body.destroy(error instanceof Error ? error : new Error(String(error))));
   const written = pipeline(
     async function* () {
