@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../support/client.ts';
+import { downloadExport, exportEnd, listExports, requestExport } from '../support/exports.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const ctx = useServiceAndTenant();
@@ -45,5 +46,27 @@ describe('tenant isolation', () => {
     expect(variants.body.map((v: { id: string }) => v.id)).toEqual([variant.id]);
     const audit = await owner.request('GET', '/api/v1/pim/audit');
     expect(audit.body.map((e: { action: string }) => e.action)).toEqual(['variant.created', 'product.created']);
+  });
+
+  it("never shows another tenant's or org's exports, export settings or files", async () => {
+    await owner.request('PUT', '/api/v1/pim/export/notification', { webhook_url: 'https://hooks.owner.test/x', email: 'owner@owner.test' });
+    const ours = (await exportEnd(owner, (await requestExport(owner)).body.export_id)).record;
+    expect(ours.status).toBe('COMPLETED');
+    for (const { who, tenant } of await outsiders()) {
+      expect(await listExports(tenant), who).toEqual([]);
+      expect((await tenant.request('GET', '/api/v1/pim/export/notification')).body, who).toEqual({ webhook_url: null, email: null });
+      const theirs = (await exportEnd(tenant, (await requestExport(tenant)).body.export_id)).record;
+      expect(theirs.id, who).not.toBe(ours.id);
+      expect((await downloadExport(theirs)).products, who).toEqual([]);
+      // Their link signs their key only: pointed at ours, it is refused.
+      const forged = (theirs.download_url as string)
+        .replace(theirs.id, ours.id)
+        .replace(tenant.tenantId, owner.tenantId)
+        .replace(tenant.orgId, owner.orgId);
+      expect((await fetch(forged)).status, who).toBe(403);
+    }
+    const after = await listExports(owner);
+    expect(after.map((e) => e.id)).toEqual([ours.id]);
+    expect((await downloadExport(after[0]!)).products.map((p) => p.id)).toEqual([product.id]);
   });
 });
