@@ -38,6 +38,10 @@ export class ProjectionEventError extends Error {
 
 export const projectionLockKey = (projection: Pick<Projection, 'name'>): string => `projection:${projection.name}`;
 
+/** The consumer group of a projection's schema: named by the schema's generation, so a fresh schema reads from offset 0. */
+export const projectionGroupId = (namespace: string, projection: Pick<Projection, 'name'>, generation: string): string =>
+  namespaced(namespace, `commerce-ledger.projection.${projection.name}.${generation}`);
+
 type DecodedBatch = { batch: Batch; events: RecordedEvent[] };
 
 /** How a group is applied: with the projection's batch form, or event by event (which can name the failing event). */
@@ -68,7 +72,7 @@ export class ProjectionRunner {
     const { kafka, db, namespace } = this.deps;
     const generation = await prepareProjectionSchema(db, this.projection, this.options.schema);
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
-    const groupId = namespaced(namespace, `commerce-ledger.projection.${this.projection.name}.${generation}`);
+    const groupId = projectionGroupId(namespace, this.projection, generation);
     const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
     this.consumer = consumer;
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -8,6 +8,8 @@ import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ctx = useServiceAndTenant();
+// Another ledger (its own LEDGER_NAMESPACE) on the same database: its checkpoints sit beside ours in every rm_ schema.
+const neighbour = useServiceAndTenant(() => ({ database: new URL(ctx.service.databaseUrl).pathname.slice(1) }));
 let db: Knex;
 
 beforeAll(() => {
@@ -15,18 +17,25 @@ beforeAll(() => {
 });
 afterAll(() => db?.destroy());
 
+/** Our tenant's rows (the neighbour's are not replayed by our namespace's replay). */
+const rows = (table: string) => db(table).where({ tenant_id: ctx.tenant.tenantId }).orderBy('id');
 const snapshot = async () => ({
-  products: await db('rm_catalog.products').orderBy('id'),
-  variants: await db('rm_catalog.variants').orderBy('id'),
-  audit: await db('rm_audit.audit_events').orderBy('id'),
-  categories: await db('rm_catalog.categories').orderBy('id'),
-  brands: await db('rm_catalog.brands').orderBy('id'),
-  attributes: await db('rm_catalog.attributes').orderBy('id'),
-  attributeGroups: await db('rm_catalog.attribute_groups').orderBy('id'),
-  templates: await db('rm_catalog.templates').orderBy('id'),
-  media: await db('rm_catalog.media').orderBy('id'),
-  issues: await db('rm_validation.validation_issues').orderBy('id'),
+  products: await rows('rm_catalog.products'),
+  variants: await rows('rm_catalog.variants'),
+  audit: await rows('rm_audit.audit_events'),
+  categories: await rows('rm_catalog.categories'),
+  brands: await rows('rm_catalog.brands'),
+  attributes: await rows('rm_catalog.attributes'),
+  attributeGroups: await rows('rm_catalog.attribute_groups'),
+  templates: await rows('rm_catalog.templates'),
+  media: await rows('rm_catalog.media'),
+  issues: await rows('rm_validation.validation_issues'),
 });
+
+const leftSchemas = async () =>
+  (await db.raw("select nspname from pg_namespace where nspname ~ '^rm_.*__' order by nspname")).rows.map(
+    (r: { nspname: string }) => r.nspname,
+  );
 
 /** The validator is asynchronous: wait (bounded) until the open issues are exactly the expected ones. */
 async function openIssuesBecome(expected: string[]): Promise<void> {
@@ -41,11 +50,22 @@ async function openIssuesBecome(expected: string[]): Promise<void> {
   throw new Error(`open issues stayed ${JSON.stringify(seen)}`);
 }
 
-const replay = (projection: string) =>
-  promisify(execFile)(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'bin', 'replay.ts'), projection], {
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const replay = (...args: string[]) =>
+  promisify(execFile)(tsx, [join(root, 'bin', 'replay.ts'), ...args], {
     env: ctx.service.env,
     timeout: 120_000,
   });
+
+/** A replay that fails: its exit code and its output. */
+const failedReplay = async (...args: string[]) => {
+  const error = await replay(...args).then(
+    () => undefined,
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+  if (!error) throw new Error(`replay ${args.join(' ')} succeeded`);
+  return error;
+};
 
 describe('replay', () => {
   it('rebuilds the read models from offset 0 into the same rows, while the service keeps serving', async () => {
@@ -105,8 +125,13 @@ describe('replay', () => {
       quality_score: 50,
     });
     expect(before.issues.filter((i: { resolved: boolean }) => i.resolved).length).toBeGreaterThan(0);
+    // The neighbour's checkpoints are in the same rm_ schemas: our replay neither reads nor waits for its topics.
+    expect((await neighbour.tenant.request('POST', '/api/v1/pim/products', { title: 'Next door' })).status).toBe(201);
+    const foreign = await db('rm_catalog.checkpoints').where('topic', 'like', `${neighbour.service.namespace}.%`);
+    expect(foreign.length).toBeGreaterThan(0);
 
     const result = await replay('all');
+    expect(result.stderr).toMatch(/rm_catalog also holds checkpoints of \d+ topic\(s\) this namespace does not read/);
     expect(result.stdout).toMatch(/catalog: rebuilt into rm_catalog/);
     expect(result.stdout).toMatch(/audit: rebuilt into rm_audit/);
     expect(result.stdout).toMatch(/validation: rebuilt into rm_validation/);
@@ -124,5 +149,43 @@ describe('replay', () => {
     expect((await ctx.tenant.request('GET', `/api/v1/pim/products/${created.body.id}`)).status).toBe(200);
     const audit = await ctx.tenant.request('GET', '/api/v1/pim/audit');
     expect(audit.body[0]).toMatchObject({ action: 'product.created', entity_id: created.body.id });
+  });
+
+  it("gives up after --timeout with a line naming what it waited for, dropping its schema and an earlier run's leftover", async () => {
+    // What a replay killed with SIGKILL leaves: the next one drops it.
+    await db.raw('create schema rm_catalog__rebuild_1');
+    // A live checkpoint no rebuild can reach (a partition the topic does not have, as after a topic was recreated smaller).
+    const topic = `${ctx.service.namespace}.catalog.product.events.v1`;
+    await db('rm_catalog.checkpoints').insert({ topic, partition: 99, offset: 5 });
+    try {
+      const started = Date.now();
+      const failed = await failedReplay('catalog', '--timeout', '1');
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/dropped rm_catalog__rebuild_1, left behind by an earlier replay that did not finish/);
+      expect(failed.stderr).toContain(`replay: catalog: timed out after 1 s waiting for rm_catalog__rebuild_`);
+      expect(failed.stderr).toMatch(
+        new RegExp(`to reach the live checkpoints of rm_catalog: ${topic.replace(/\./g, '\\.')}\\[99\\] at nothing of 5\n`),
+      );
+      expect(await leftSchemas()).toEqual([]);
+    } finally {
+      await db('rm_catalog.checkpoints').where({ topic, partition: 99 }).delete();
+    }
+  });
+
+  it('drops its schema when interrupted with SIGINT mid-way, and exits non-zero', async () => {
+    const child = spawn(tsx, [join(root, 'bin', 'replay.ts'), 'all'], { env: ctx.service.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const until = Date.now() + 30_000;
+    while ((await leftSchemas()).length === 0) {
+      if (Date.now() > until) throw new Error(`no rebuild schema appeared: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGINT');
+    expect(await exited).not.toBe(0);
+    expect(stderr).toMatch(/interrupted by SIGINT; dropped the unfinished rebuild schema/);
+    expect(await leftSchemas()).toEqual([]);
   });
 });
