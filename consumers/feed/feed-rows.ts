@@ -29,6 +29,15 @@ const groupBy = <T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
  * every page and every table reads the same moment of the read models.
  */
 export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): AsyncGenerator<FeedProduct> {
+  // Open ERROR issues are few: read once, not per page (a tenant's open warnings may be as many as its products).
+  const failing = new Set(
+    (
+      (await trx(`${validation}.validation_issues`)
+        .where({ tenant_id: scope.tenantId, org_id: scope.orgId, resolved: false, severity: 'ERROR' })
+        .whereNotNull('product_id')
+        .distinct('product_id')) as { product_id: string }[]
+    ).map((e) => e.product_id),
+  );
   let after: string | null = null;
   for (;;) {
     const query = trx(`${catalog}.products`)
@@ -49,23 +58,15 @@ export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): 
       .whereIn('product_id', ids)
       .orderBy([{ column: 'sort_order' }, { column: 'created_at' }, { column: 'id' }])
       .select('product_id', 'url')) as { product_id: string; url: string }[];
-    const levels = (await trx(`${oms}.stock_levels as l`)
-      .join(`${catalog}.variants as v`, 'v.id', 'l.variant_id')
-      .where({ 'l.tenant_id': scope.tenantId, 'l.org_id': scope.orgId })
-      .whereIn('v.product_id', ids)
-      .groupBy('l.variant_id')
-      .select('l.variant_id', trx.raw('sum(greatest(l.available, 0))::bigint as available'))) as {
-      variant_id: string;
-      available: string;
-    }[];
-    const errors = (await trx(`${validation}.validation_issues`)
-      .where({ tenant_id: scope.tenantId, org_id: scope.orgId, resolved: false, severity: 'ERROR' })
-      .whereIn('product_id', ids)
-      .distinct('product_id')) as { product_id: string }[];
+    const variantIds = variants.map((v) => v.id);
+    const levels = (await trx(`${oms}.stock_levels`)
+      .where({ tenant_id: scope.tenantId, org_id: scope.orgId })
+      .whereIn('variant_id', variantIds)
+      .groupBy('variant_id')
+      .select('variant_id', trx.raw('sum(greatest(available, 0))::bigint as available'))) as { variant_id: string; available: string }[];
     const variantsOf = groupBy(variants, (v) => v.product_id);
     const mediaOf = groupBy(media, (m) => m.product_id);
     const available = new Map(levels.map((l) => [l.variant_id, Number(l.available)]));
-    const failing = new Set(errors.map((e) => e.product_id));
     for (const product of products) {
       yield {
         ...product,
