@@ -1,9 +1,7 @@
 import { catalogExportAggregate, type NoticeChannel } from '../../commands/export/catalog-export.ts';
 import { webhookSecretOf } from '../../commands/integrations/webhook-secret.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import type { Part, PartSignals } from '../../ledger/supervisor.ts';
-import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
-import { WakeUp } from '../../ledger/wake-up.ts';
+import type { PartSignals } from '../../ledger/supervisor.ts';
 import { exportProjection } from '../../projections/export/export-projection.ts';
 import { noticesOwed, type WorkerExportRow } from '../../projections/export/export-queries.ts';
 import { findWebhookSecret } from '../../projections/integrations/webhook-secrets-queries.ts';
@@ -12,10 +10,8 @@ import { sendEmailNotice } from '../notices/email-notice.ts';
 import { exportNotice, noticeBody, type ExportNotice } from '../notices/export-notice.ts';
 import type { NoticeOutcome } from '../notices/notice-delivery.ts';
 import { sendWebhookNotice } from '../notices/webhook-notice.ts';
+import { QueueWorker } from '../queue-worker.ts';
 import { sendAs } from '../send-as.ts';
-
-const IDLE_POLL_MS = 5_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export type ExportNotifierOptions = {
   store: () => ObjectStore;
@@ -29,110 +25,64 @@ export type ExportNotifierOptions = {
 };
 
 type Owed = WorkerExportRow & { channel: NoticeChannel };
-const keyOf = (owed: Pick<Owed, 'id' | 'channel'>) => `${owed.id}/${owed.channel}`;
 
 /**
  * Sends each ended export's notices (issue 14: webhook and/or email, as configured when it ended) and records every
  * outcome on the export, so each notice goes out once: after a crash, only notices with no recorded outcome are sent
  * again (at least once; the webhook-id header, the export's id, lets a receiver drop a repeat).
  */
-class ExportNotifier implements Part {
-  private stopping = false;
-  private loop?: Promise<void>;
-  private readonly wakeUp = new WakeUp();
-  private unsubscribe?: () => void;
-  private readonly sending = new Map<string, Promise<void>>();
-  /** Notices this process recorded, until the read model (which may lag) shows them too. */
-  private readonly recorded = new Set<string>();
+class ExportNotifier extends QueueWorker<Owed> {
   private abort = new AbortController();
   private store?: ObjectStore;
-  private readonly log;
-  private readonly throttled;
 
   constructor(
-    private readonly deps: WorkerDeps,
+    deps: WorkerDeps,
     private readonly options: ExportNotifierOptions,
-    private readonly signals: PartSignals,
+    signals: PartSignals,
   ) {
-    this.log = deps.logger.child({ component: 'export-notifier' });
-    this.throttled = new ThrottledLog(this.log);
+    super(deps, signals, { component: 'export-notifier', projection: exportProjection.name, atOnce: options.noticesAtOnce });
   }
 
-  async start(): Promise<void> {
-    this.stopping = false;
+  protected override async opened(): Promise<void> {
     this.abort = new AbortController();
     this.store = this.options.store();
-    this.unsubscribe = this.deps.onProgress(exportProjection.name, this.wakeUp.wake);
-    this.loop = this.run();
-    this.signals.running();
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
+  override async stop(): Promise<void> {
     this.abort.abort();
-    this.unsubscribe?.();
-    this.wakeUp.wake();
-    await this.loop;
-    await Promise.allSettled(this.sending.values());
+    await super.stop();
+  }
+
+  protected override async closed(): Promise<void> {
     await this.store?.close();
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      try {
-        const owed = await noticesOwed(this.deps.db, this.options.noticesAtOnce * 4);
-        const owedKeys = new Set(owed.map(keyOf));
-        for (const key of this.recorded) if (!owedKeys.has(key)) this.recorded.delete(key);
-        const fresh = owed.filter((o) => !this.sending.has(keyOf(o)) && !this.recorded.has(keyOf(o)));
-        for (const notice of fresh.slice(0, Math.max(0, this.options.noticesAtOnce - this.sending.size))) {
-          const key = keyOf(notice);
-          this.sending.set(
-            key,
-            this.deliver(notice).finally(() => {
-              this.sending.delete(key);
-              this.wakeUp.wake();
-            }),
-          );
-        }
-      } catch (error) {
-        this.throttled.write('warn', 'notifier-loop', { err: errorField(error) }, 'export notifier could not read its queue; trying again');
-        await sleep(1_000);
-      }
-      if (!this.stopping) await this.wakeUp.wait(IDLE_POLL_MS);
-    }
+  protected queue(limit: number): Promise<Owed[]> {
+    return noticesOwed(this.deps.db, limit);
   }
 
-  private async deliver(owed: Owed): Promise<void> {
-    try {
-      const notice = await this.noticeOf(owed);
-      const outcome = owed.channel === 'webhook' ? await this.webhook(owed, notice) : await this.email(owed, notice);
-      if (this.abort.signal.aborted) return; // stopped mid-delivery: the next start sends it again
-      const detail = outcome.delivered ? null : (outcome.error ?? `answered ${outcome.status}`);
-      await sendAs(
-        this.deps.bus,
-        owed,
-        catalogExportAggregate,
-        {
-          type: 'RecordExportNotice',
-          data: {
-            catalogExportsId: owed.catalog_exports_id,
-            exportId: owed.id,
-            channel: owed.channel,
-            delivered: outcome.delivered,
-            attempts: outcome.attempts,
-            detail,
-          },
-        },
-        { correlationId: owed.id },
-      );
-      this.recorded.add(keyOf(owed));
-      const log = { exportId: owed.id, channel: owed.channel, attempts: outcome.attempts, detail };
-      if (outcome.delivered) this.log.info(log, 'export notice delivered');
-      else this.log.warn(log, 'export notice not delivered');
-    } catch (error) {
-      this.throttled.write('warn', 'notice', { err: errorField(error), exportId: owed.id }, 'export notice interrupted; it is sent again');
-      await sleep(2_000);
-    }
+  protected keyOf(owed: Owed): string {
+    return `${owed.id}/${owed.channel}`;
+  }
+
+  protected async work(owed: Owed): Promise<boolean> {
+    const notice = await this.noticeOf(owed);
+    const outcome = owed.channel === 'webhook' ? await this.webhook(owed, notice) : await this.email(owed, notice);
+    if (this.abort.signal.aborted) return false; // stopped mid-delivery: the next start sends it again
+    const detail = outcome.delivered ? null : (outcome.error ?? `answered ${outcome.status}`);
+    const data = {
+      catalogExportsId: owed.catalog_exports_id,
+      exportId: owed.id,
+      channel: owed.channel,
+      delivered: outcome.delivered,
+      attempts: outcome.attempts,
+      detail,
+    };
+    await sendAs(this.deps.bus, owed, catalogExportAggregate, { type: 'RecordExportNotice', data }, { correlationId: owed.id });
+    const log = { exportId: owed.id, channel: owed.channel, attempts: outcome.attempts, detail };
+    if (outcome.delivered) this.log.info(log, 'export notice delivered');
+    else this.log.warn(log, 'export notice not delivered');
+    return true;
   }
 
   private async noticeOf(row: Owed): Promise<ExportNotice> {
