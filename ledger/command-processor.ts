@@ -16,18 +16,35 @@ import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun } from
 import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Event, LogPosition } from './message.ts';
+import { startTimer, timedTransaction, type ProcessorMetrics, type RoundTally } from './processor-metrics.ts';
 import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, topics } from './topics.ts';
 
-/** `maxRecordBytes`: the most one topic's records of one transaction may weigh (config RECORD_LIMIT_BYTES). */
-export type ProcessorDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger; maxRecordBytes: number };
+/**
+ * `maxRecordBytes`: the most one topic's records of one transaction may weigh (config RECORD_LIMIT_BYTES); `metrics`:
+ * where each round's decisions and transaction are measured (none: not measured).
+ */
+export type ProcessorDeps = {
+  kafka: Kafka;
+  codec: EventCodec;
+  namespace: string;
+  logger: Logger;
+  maxRecordBytes: number;
+  metrics?: ProcessorMetrics;
+};
 
 const FOLLOWER_COMMAND_NAMESPACE = '9d4b2f61-6c0e-4f5e-8a9b-3e7d1c2a5b40';
 
 type Inbound = { batch: Batch; message: KafkaMessage };
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
-/** A follower's share of a round: its event records and the states it leaves. */
-type FollowerRound = { writer: AggregateWriter<Command, Event, unknown>; events: Message[]; touched: Map<string, Touched<unknown>> };
+/** A follower's share of a round: its event records, the states it leaves and how many commands it accepted and refused. */
+type FollowerRound = {
+  writer: AggregateWriter<Command, Event, unknown>;
+  events: Message[];
+  touched: Map<string, Touched<unknown>>;
+  accepted: number;
+  rejected: number;
+};
 type Round<E, S> = {
   decided: (Decided<E, S> & { partition: number })[];
   touched: Map<string, Touched<S>>;
@@ -49,6 +66,8 @@ const REPLY_BYTES = 2_048;
  */
 export class CommandProcessor<C extends Command, E extends Event, S> {
   private readonly groupId: string;
+  /** The part's name, as its supervisor's: what its transactions are counted under. */
+  private readonly part: string;
   private readonly topic: { commands: string; replies: string };
   private readonly log: Logger;
   private readonly writer: AggregateWriter<C, E, S>;
@@ -68,7 +87,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   ) {
     this.rounds = new StopOnFailure(signals);
     const ns = deps.namespace;
-    this.groupId = namespaced(ns, `commerce-ledger.${definition.name}-processor`);
+    this.part = `${definition.name}-processor`;
+    this.groupId = namespaced(ns, `commerce-ledger.${this.part}`);
     this.topic = { commands: namespaced(ns, definition.commands.name), replies: namespaced(ns, topics.commandReplies.name) };
     this.log = deps.logger.child({ component: `${definition.name}-processor` });
     this.writer = new AggregateWriter(deps, definition, this.log);
@@ -126,14 +146,27 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         .map((message) => ({ batch, message })),
     );
     // What does not fit one transaction's record budget waits for the next one.
+    const { metrics } = this.deps;
     for (let start = 0; start < inbox.length;) {
+      const decideSeconds = metrics ? startTimer() : undefined;
       const round = await this.decideRound(inbox, start);
-      await this.commitRound(producer, round);
+      const decided = decideSeconds?.();
+      await timedTransaction(metrics, this.part, () => this.commitRound(producer, round));
       this.writer.remember(round.touched);
       for (const { writer, touched } of round.followers) writer.remember(touched);
       this.committed.advance(round.consumed);
+      if (metrics && decided !== undefined) metrics.round(this.writer.definition.name, decided, round.decided.length, this.tally(round));
       start = round.end;
     }
+  }
+
+  /** A committed round's outcomes per aggregate, in plain numbers (the metrics are then touched once per aggregate). */
+  private tally({ decided, followers }: Round<E, S>): RoundTally {
+    const own = { accepted: 0, rejected: 0 };
+    for (const { decision } of decided) own[decision.outcome === 'accepted' ? 'accepted' : 'rejected']++;
+    const tally: RoundTally = new Map([[this.writer.definition.name, own]]);
+    for (const { writer, accepted, rejected } of followers) tally.set(writer.definition.name, { accepted, rejected });
+    return tally;
   }
 
   /**
@@ -144,7 +177,13 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private async decideRound(inbox: Inbound[], start: number): Promise<Round<E, S>> {
     const limit = this.deps.maxRecordBytes;
     const touched = new Map<string, Touched<S>>();
-    const followers: FollowerRound[] = this.followers.map(({ writer }) => ({ writer, events: [], touched: new Map() }));
+    const followers: FollowerRound[] = this.followers.map(({ writer }) => ({
+      writer,
+      events: [],
+      touched: new Map(),
+      accepted: 0,
+      rejected: 0,
+    }));
     const decided: Round<E, S>['decided'] = [];
     const consumed: Consumed[] = [];
     const used = { events: 0, state: 0, replies: 0 };
@@ -188,6 +227,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       // size per command).
       const own = new Map<string, Touched<unknown>>();
       const touched: TouchedView<unknown> = { get: (id) => own.get(id) ?? round.touched.get(id) };
+      let accepted = 0;
+      let rejected = 0;
       for (const [index, event] of decision.events.entries()) {
         const eventId = eventIdOf(decision.command, index);
         for (const [j, input] of follower.commandsFor(event).entries()) {
@@ -198,8 +239,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
               { follower: writer.definition.name, error: one.decision.error, commandType: command.type },
               'follower refused a command',
             );
+            rejected++;
             continue;
           }
+          accepted++;
           if (!one.next) continue;
           outcome.stateBytes += sizeChange(one.next, touched);
           own.set(one.next.aggregateId, one.next);
@@ -210,6 +253,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       }
       changes.push(() => {
         for (const [id, next] of own) round.touched.set(id, next);
+        round.accepted += accepted;
+        round.rejected += rejected;
       });
     }
     return outcome;

@@ -6,6 +6,7 @@ import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCom
 import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, CommandInput, Event, RecordedEvent } from './message.ts';
+import { timedTransaction, type ProcessorMetrics } from './processor-metrics.ts';
 import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
@@ -35,7 +36,15 @@ export type EventRoute = {
 
 const COMMAND_ID_NAMESPACE = '0c7f6c2e-3f1b-4a9e-9a4f-2f6c1d8e7b55';
 
-export type RouterDeps = { kafka: Kafka; codec: EventCodec; namespace: string; logger: Logger; maxRecordBytes: number };
+export type RouterDeps = {
+  kafka: Kafka;
+  codec: EventCodec;
+  namespace: string;
+  logger: Logger;
+  maxRecordBytes: number;
+  /** Where each transaction is counted and timed (none: not measured). */
+  metrics?: ProcessorMetrics;
+};
 
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
 /** One consumed event and the command records it leads to. */
@@ -74,6 +83,8 @@ export class HeldOffsets {
  */
 export class EventRouter {
   private readonly groupId: string;
+  /** The part's name, as its supervisor's: what its transactions are counted under. */
+  private readonly part: string;
   private readonly log: Logger;
   private producer?: Producer;
   private consumer?: Consumer;
@@ -88,7 +99,8 @@ export class EventRouter {
     private readonly signals: PartSignals,
   ) {
     this.rounds = new StopOnFailure(signals);
-    this.groupId = namespaced(deps.namespace, `commerce-ledger.${definition.name}-router`);
+    this.part = `${definition.name}-router`;
+    this.groupId = namespaced(deps.namespace, `commerce-ledger.${this.part}`);
     this.log = deps.logger.child({ component: `${definition.name}-router` });
   }
 
@@ -149,7 +161,8 @@ export class EventRouter {
         // to nothing again), or with an offsets-only one at most once a second.
         this.held.hold(consumed, Date.now());
       } else {
-        await this.commitRound(producer, round, this.held.take());
+        const held = this.held.take();
+        await timedTransaction(this.deps.metrics, this.part, () => this.commitRound(producer, round, held));
       }
       this.committed.advance(consumed);
     }

@@ -12,11 +12,13 @@ export type Sample = { labels: Record<string, string>; value: number };
 /**
  * The one Prometheus registry of a service: the ledger's runtime records into it and the HTTP plugin serves it
  * (`GET /metrics`). One per service instance, not a module global, so that two services in one process do not mix.
- * Everything here is measured in the main thread: the command processors in the processor thread keep no metrics of
- * their own; a command is measured at the edge, from send to reply (see docs/decisions.md).
+ * A command is measured at the edge, from send to reply; the command processors measure their rounds
+ * (ledger/processor-metrics.ts) in this registry when they run on the main loop, or in the processor thread's own,
+ * whose exposition is then added to this one's at scrape time (`addExposition`; see docs/decisions.md).
  */
 export class LedgerMetrics {
   readonly registry = new Registry();
+  private readonly expositions: (() => Promise<string>)[] = [];
   readonly httpDuration: Histogram<'route' | 'method' | 'status_code'>;
   private readonly commands: Counter<'topic' | 'outcome'>;
   private readonly commandDuration: Histogram<'topic' | 'outcome'>;
@@ -43,6 +45,20 @@ export class LedgerMetrics {
       buckets: DURATION_BUCKETS,
       registers: [this.registry],
     });
+  }
+
+  /**
+   * Text in the exposition format read at scrape time and served after this registry's (another registry's
+   * `metrics()`, e.g. the processor thread's); its metric names must not be this registry's.
+   */
+  addExposition(read: () => Promise<string>): void {
+    this.expositions.push(read);
+  }
+
+  /** What GET /metrics serves: this registry's metrics, then every added exposition's (an empty one if it fails). */
+  async text(): Promise<string> {
+    const parts = await Promise.all([this.registry.metrics(), ...this.expositions.map((read) => read().catch(() => ''))]);
+    return parts.map((part) => (part === '' || part.endsWith('\n') ? part : `${part}\n`)).join('');
   }
 
   /** A command the edge sent and waited for: `topic` is its aggregate's command topic (without the namespace). */

@@ -1,10 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { Registry } from 'prom-client';
 import type { SomeAggregate } from './aggregate.ts';
 import { kafkaBrokers, type Config } from './config.ts';
 import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
 import { createKafka } from './kafka.ts';
 import { createLogger } from './logger.ts';
+import { ProcessorMetrics } from './processor-metrics.ts';
 import { startProcessorParts } from './processor-parts.ts';
 import type { Supervisor } from './supervisor.ts';
 import type { FromThread, ToThread } from './thread-part.ts';
@@ -23,6 +25,8 @@ const post = (message: FromThread) => port.postMessage(message);
 
 const logger = createLogger(config.LOG_LEVEL).child({ thread: 'processors' });
 const composed = (await import(modules)) as { aggregates: readonly SomeAggregate[]; routes: readonly EventRoute[] };
+// The thread's own registry (this module scope is not the main thread's): read when the main thread asks at scrape time.
+const metricsRegistry = new Registry();
 let supervisors: Supervisor[] = [];
 let statusTimer: NodeJS.Timeout | undefined;
 
@@ -32,7 +36,8 @@ try {
   // The main thread registered every schema before starting this one: its ids come along, so (as on the main loop) the
   // registry is off the write path, a restart of this thread included.
   const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace, schemaIds);
-  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES };
+  const metrics = new ProcessorMetrics(metricsRegistry);
+  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES, metrics };
   supervisors = await startProcessorParts(deps, composed.aggregates, composed.routes);
   const report = () => post({ type: 'status', statuses: supervisors.map((s) => s.status()) });
   report();
@@ -44,7 +49,10 @@ try {
 }
 
 port.on('message', (message: ToThread) => {
-  if (message.type !== 'stop') return;
+  if (message.type === 'metrics') {
+    void metricsRegistry.metrics().then((text) => post({ type: 'metrics', id: message.id, text }));
+    return;
+  }
   clearInterval(statusTimer);
   void Promise.all(supervisors.map((s) => s.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed')))).then(() => {
     post({ type: 'stopped' });

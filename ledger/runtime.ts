@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { leadersOf, topicsOf, type SomeAggregate } from './aggregate.ts';
 import { CommandBus } from './command-bus.ts';
 import { kafkaBrokers, type Config } from './config.ts';
+import { ConsumerLagReader } from './consumer-lag.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
@@ -13,9 +14,11 @@ import type { LedgerMetrics } from './metrics.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
+import { ProcessorMetrics } from './processor-metrics.ts';
 import { readinessOf, type Readiness } from './readiness.ts';
 import { startProcessorParts, startSupervised } from './processor-parts.ts';
 import { Supervisor, type Part, type PartSignals } from './supervisor.ts';
+import { namespaced } from './topics.ts';
 import { ProcessorThread } from './thread-part.ts';
 import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
@@ -124,8 +127,11 @@ export async function startRuntime(
       const inside = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
       statuses.push(supervisor, ...thread.readers(inside));
       stops.push(() => supervisor.stop());
+      // The thread measures its rounds in a registry of its own: its text follows this registry's at every scrape.
+      metrics?.addExposition(() => thread.metricsText());
     } else {
-      const parts = await startProcessorParts({ kafka, codec, namespace, logger, maxRecordBytes }, aggregates, routes);
+      const measured = metrics ? { metrics: new ProcessorMetrics(metrics.registry) } : {};
+      const parts = await startProcessorParts({ kafka, codec, namespace, logger, maxRecordBytes, ...measured }, aggregates, routes);
       statuses.push(...parts);
       stops.push(...parts.map((part) => () => part.stop()));
     }
@@ -181,7 +187,19 @@ export async function startRuntime(
       if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
     });
 
-    if (metrics) exposeRuntimeGauges(metrics, runners, statuses);
+    if (metrics) {
+      exposeRuntimeGauges(metrics, runners, statuses);
+      // Its own client, silent: a broker outage is already logged by every part, and a scrape then serves the last lags.
+      const lagKafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger.child({}, { level: 'silent' }));
+      const known = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
+      const lags = new ConsumerLagReader(
+        lagKafka,
+        namespaced(namespace, 'commerce-ledger.'),
+        new Set(known.map((part) => namespaced(namespace, `commerce-ledger.${part}`))),
+      );
+      stops.push(() => lags.stop());
+      exposeConsumerLag(metrics, lags);
+    }
 
     const readiness = () =>
       readinessOf({
@@ -226,6 +244,27 @@ function exposeRuntimeGauges(
     ['part'],
     () => statuses.map((supervisor) => supervisor.status()).map(({ name, restarts }) => ({ labels: { part: name }, value: restarts })),
   );
+}
+
+/**
+ * `ledger_consumer_lag{group,topic,partition}` and `ledger_consumer_lag_age_seconds`, read from the brokers when scraped
+ * (both gauges share one reading): the last values stand, and their age grows, while the brokers do not answer.
+ */
+function exposeConsumerLag(metrics: LedgerMetrics, lags: ConsumerLagReader): void {
+  metrics.gauge(
+    'ledger_consumer_lag',
+    "Records of a partition a consumer group of the service has yet to commit: the log end minus the group's committed offset",
+    ['group', 'topic', 'partition'],
+    async () =>
+      ((await lags.read())?.samples ?? []).map(({ group, topic, partition, lag }) => ({
+        labels: { group, topic, partition: String(partition) },
+        value: lag,
+      })),
+  );
+  metrics.gauge('ledger_consumer_lag_age_seconds', 'Seconds since ledger_consumer_lag was read from the brokers', [], async () => {
+    const read = await lags.read();
+    return read ? [{ labels: {}, value: read.ageSeconds }] : [];
+  });
 }
 
 /**

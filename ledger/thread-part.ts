@@ -3,11 +3,18 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Part, PartSignals, PartStatus } from './supervisor.ts';
 
-export type ToThread = { type: 'stop' };
+/** `metrics`: a scrape asks for the thread's metrics (ledger/processor-metrics.ts), answered with their exposition text. */
+export type ToThread = { type: 'stop' } | { type: 'metrics'; id: number };
 export type FromThread =
-  { type: 'started' } | { type: 'stopped' } | { type: 'status'; statuses: PartStatus[] } | { type: 'start-failed'; message: string };
+  | { type: 'started' }
+  | { type: 'stopped' }
+  | { type: 'status'; statuses: PartStatus[] }
+  | { type: 'start-failed'; message: string }
+  | { type: 'metrics'; id: number; text: string };
 
 const STOP_TIMEOUT_MS = 15_000;
+/** A scrape waits this long for the thread's metrics, then serves the last ones it sent (a busy or restarting thread). */
+const METRICS_TIMEOUT_MS = 1_000;
 
 /**
  * The processors' worker thread as one part of the main thread's runtime: started (and restarted by its supervisor)
@@ -17,6 +24,9 @@ export class ProcessorThread implements Part {
   private worker?: Worker;
   private stopping = false;
   private statuses = new Map<string, PartStatus>();
+  private readonly metricsRequests = new Map<number, (text: string) => void>();
+  private metricsRequestId = 0;
+  private lastMetrics = '';
 
   constructor(
     private readonly config: Config,
@@ -31,6 +41,27 @@ export class ProcessorThread implements Part {
     return names.map((name) => ({
       status: () => this.statuses.get(name) ?? { name, state: 'starting', restarts: 0, lastFailureAt: 0 },
     }));
+  }
+
+  /**
+   * The thread's metrics in the exposition format, asked for at scrape time (so the thread does no metrics work unless
+   * scraped); the last text it sent when it does not answer within a second or is not running.
+   */
+  metricsText(timeoutMs = METRICS_TIMEOUT_MS): Promise<string> {
+    const worker = this.worker;
+    if (!worker) return Promise.resolve(this.lastMetrics);
+    const id = ++this.metricsRequestId;
+    return new Promise<string>((resolve) => {
+      const timer = setTimeout(() => {
+        this.metricsRequests.delete(id);
+        resolve(this.lastMetrics);
+      }, timeoutMs);
+      this.metricsRequests.set(id, (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      worker.postMessage({ type: 'metrics', id } satisfies ToThread);
+    });
   }
 
   async start(): Promise<void> {
@@ -48,7 +79,11 @@ export class ProcessorThread implements Part {
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromThread) => {
         if (message.type === 'status') for (const status of message.statuses) this.statuses.set(status.name, status);
-        else if (message.type === 'started') {
+        else if (message.type === 'metrics') {
+          this.lastMetrics = message.text;
+          this.metricsRequests.get(message.id)?.(message.text);
+          this.metricsRequests.delete(message.id);
+        } else if (message.type === 'started') {
           started = true;
           resolve();
         } else if (message.type === 'start-failed') reject(new Error(`the processor thread could not start: ${message.message}`));

@@ -24,7 +24,7 @@ export const metricsPlugin = fp(
       );
     });
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      const body = await metrics.registry.metrics();
+      const body = await metrics.text();
       return reply.type(metrics.registry.contentType).send(body);
     });
   },
