@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { useServiceAndTenant } from '../support/service-and-tenant.ts';
+import { Kafka, logLevel } from 'kafkajs';
+import { describe, expect, inject, it } from 'vitest';
+import { useServiceAndTenant, type ServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const ctx = useServiceAndTenant();
 
@@ -18,8 +19,8 @@ const samplesOf = (text: string): Sample[] =>
       return { name: match[1]!, labels, value: Number(match[3]) };
     });
 
-const scrape = async () => {
-  const response = await fetch(`${ctx.service.baseUrl}/metrics`);
+const scrape = async (service: ServiceAndTenant = ctx) => {
+  const response = await fetch(`${service.service.baseUrl}/metrics`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
   return samplesOf(await response.text());
@@ -27,6 +28,64 @@ const scrape = async () => {
 
 const find = (samples: Sample[], name: string, labels: Record<string, string>) =>
   samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+
+/** The value of the one sample of `name` with `labels` (0 when absent). */
+const valueOf = (samples: Sample[], name: string, labels: Record<string, string>) => find(samples, name, labels)[0]?.value ?? 0;
+
+/** Scrapes until `seen` holds (gauges read from the brokers are cached 2 s; the thread's metrics follow its commits). */
+async function scrapeUntil(seen: (samples: Sample[]) => boolean, service: ServiceAndTenant = ctx, deadlineMs = 60_000): Promise<Sample[]> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const samples = await scrape(service);
+    if (seen(samples)) return samples;
+    if (Date.now() > deadline) throw new Error('the metrics never showed what was awaited');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** Writes that the product and taxonomy processors decide: `products` accepted products, one refused category (slug taken). */
+async function decideSome(service: ServiceAndTenant, products: number): Promise<void> {
+  for (let i = 0; i < products; i++) {
+    expect(
+      (await service.tenant.request('POST', '/api/v1/pim/products', { title: `Metered cup ${i}`, sku: `MTR-${randomUUID().slice(0, 8)}` }))
+        .status,
+    ).toBe(201);
+  }
+  const slug = `metered-${randomUUID().slice(0, 8)}`;
+  expect((await service.tenant.request('POST', '/api/v1/pim/categories', { name: 'Metered', slug })).status).toBe(201);
+  expect((await service.tenant.request('POST', '/api/v1/pim/categories', { name: 'Metered again', slug })).status).toBe(409);
+}
+
+/** The processor metrics of the product aggregate, wherever the processors run (the thread's relayed, or the main loop's). */
+async function expectProcessorMetrics(service: ServiceAndTenant): Promise<void> {
+  const accepted = { aggregate: 'product', outcome: 'accepted' };
+  const committed = { part: 'product-processor', outcome: 'committed' };
+  const before = await scrape(service);
+  await decideSome(service, 3);
+  const after = await scrapeUntil(
+    (samples) =>
+      valueOf(samples, 'ledger_decided_commands_total', accepted) >= valueOf(before, 'ledger_decided_commands_total', accepted) + 3 &&
+      valueOf(samples, 'ledger_decided_commands_total', { aggregate: 'taxonomy', outcome: 'rejected' }) >= 1,
+    service,
+  );
+  // The product's follower is decided in the same rounds.
+  expect(valueOf(after, 'ledger_decided_commands_total', { aggregate: 'product-quality', outcome: 'accepted' })).toBeGreaterThanOrEqual(3);
+  expect(valueOf(after, 'ledger_decide_duration_seconds_count', { aggregate: 'product' })).toBeGreaterThanOrEqual(1);
+  expect(find(after, 'ledger_decide_duration_seconds_bucket', { aggregate: 'product', le: '+Inf' })).toHaveLength(1);
+  expect(valueOf(after, 'ledger_round_commands_sum', { aggregate: 'product' })).toBeGreaterThanOrEqual(3);
+  const transactions = valueOf(after, 'ledger_transactions_total', committed);
+  expect(transactions).toBeGreaterThan(0);
+  expect(valueOf(after, 'ledger_transaction_duration_seconds_count', { part: 'product-processor' })).toBeGreaterThan(0);
+  // The SKU router turns the products' quality assessments (they name their SKUs) into SKU commands, in transactions of its own.
+  await scrapeUntil((samples) => valueOf(samples, 'ledger_transactions_total', { part: 'sku-router', outcome: 'committed' }) > 0, service);
+  expect(find(after, 'ledger_transactions_total', { part: 'product-processor', outcome: 'aborted' }).every((s) => s.value === 0)).toBe(
+    true,
+  );
+
+  // More writes, more transactions (a counter: rate() gives transactions per second).
+  await decideSome(service, 2);
+  await scrapeUntil((samples) => valueOf(samples, 'ledger_transactions_total', committed) > transactions, service);
+}
 
 describe('GET /metrics', () => {
   it('holds HTTP durations by route pattern and status, command outcomes, projection lag and Node metrics', async () => {
@@ -72,10 +131,74 @@ describe('GET /metrics', () => {
     expect(find(samples, 'nodejs_heap_size_used_bytes', {})).toHaveLength(1);
   });
 
+  it('measures the command processors per aggregate: decisions, outcomes, rounds and transactions (relayed from the processor thread)', async () => {
+    await expectProcessorMetrics(ctx);
+    const samples = await scrape();
+    // One family each, though two registries (the main thread's and the processor thread's) serve them.
+    for (const name of ['ledger_transactions_total', 'ledger_commands_total'])
+      expect(samples.filter((s) => s.name === name).length).toBeGreaterThan(0);
+    const text = await (await fetch(`${ctx.service.baseUrl}/metrics`)).text();
+    expect(text.match(/^# TYPE ledger_transactions_total counter$/gm)).toHaveLength(1);
+  });
+
+  it("shows each consumer group's lag per topic and partition, which moves as the group falls behind and catches up", async () => {
+    const ns = ctx.service.namespace;
+    const commands = `${ns}.catalog.product.commands.v1`;
+    const processor = `${ns}.commerce-ledger.product-processor`;
+    for (let i = 0; i < 4; i++)
+      expect((await ctx.tenant.request('POST', '/api/v1/pim/products', { title: `Lagging cup ${i}` })).status).toBe(201);
+
+    // The product processor has committed past every command it answered: its lag comes back to 0 on each partition.
+    const caughtUp = await scrapeUntil((samples) => {
+      const lags = find(samples, 'ledger_consumer_lag', { group: processor, topic: commands });
+      return lags.length > 0 && lags.every((s) => s.value === 0);
+    });
+    expect(valueOf(caughtUp, 'ledger_consumer_lag_age_seconds', {})).toBeGreaterThanOrEqual(0);
+    // The projections' groups and the routers' are there too.
+    expect(
+      caughtUp.some((s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog.`)),
+    ).toBe(true);
+
+    // A consumer of the namespace that falls behind, then catches up: the gauge follows its committed offset exactly.
+    const kafka = new Kafka({ clientId: 'metrics-test', brokers: inject('stack').kafkaBrokers, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    const group = `${ns}.commerce-ledger.metrics-test-reader`;
+    const consumer = kafka.consumer({ groupId: group });
+    await admin.connect();
+    try {
+      const ends = await admin.fetchTopicOffsets(commands);
+      const busiest = ends.reduce((a, b) => (Number(b.high) > Number(a.high) ? b : a));
+      const end = Number(busiest.high);
+      expect(end).toBeGreaterThan(0);
+      const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+      await consumer.connect();
+      await consumer.subscribe({ topic: commands, fromBeginning: true });
+      await consumer.run({ autoCommit: false, eachMessage: async () => undefined });
+      await joined;
+      const labels = { group, topic: commands, partition: String(busiest.partition) };
+      await consumer.commitOffsets([{ topic: commands, partition: busiest.partition, offset: '0' }]);
+      await scrapeUntil((samples) => valueOf(samples, 'ledger_consumer_lag', labels) === end);
+      await consumer.commitOffsets([{ topic: commands, partition: busiest.partition, offset: String(end) }]);
+      await scrapeUntil((samples) => find(samples, 'ledger_consumer_lag', labels)[0]?.value === 0);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+      await admin.deleteGroups([group]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  });
+
   it('is public and not in the OpenAPI document', async () => {
     const response = await fetch(`${ctx.service.baseUrl}/metrics`);
     expect(response.status).toBe(200);
     const openapi = (await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(openapi.paths)).not.toContain('/metrics');
+  });
+});
+
+describe('GET /metrics with the processors on the main loop (PROCESSORS_IN_THREAD=false)', () => {
+  const main = useServiceAndTenant({ env: { PROCESSORS_IN_THREAD: 'false' } });
+
+  it('holds the same processor metrics, measured in the main thread', async () => {
+    await expectProcessorMetrics(main);
   });
 });
