@@ -71,15 +71,26 @@ async function writeLines(store: ObjectStore, key: string, lines: AsyncIterable<
   return { key, lines: count, bytes: tally.bytes, sha256: tally.digest() };
 }
 
+/**
+ * Products with an open ERROR issue of their own, read once as a set: a per-product lookup would scan the tenant's
+ * issues (many WARNINGs) for each product.
+ */
+async function blockedProducts(tx: Knex.Transaction, scope: Scope): Promise<Set<string>> {
+  const { rows } = (await tx.raw(
+    `select distinct product_id from ${validation}.validation_issues
+     where tenant_id = ? and org_id = ? and severity = 'ERROR' and not resolved and bulk_job_id is null and product_id is not null`,
+    [scope.tenantId, scope.orgId],
+  )) as { rows: { product_id: string }[] };
+  return new Set(rows.map((row) => row.product_id));
+}
+
 /** One product a line, with its variants, media and attribute values; products with an open ERROR issue are left out. */
 async function* productLines(tx: Knex.Transaction, scope: Scope, tally: { drafts: number; excluded: string[] }): AsyncIterable<string> {
+  const blocked = await blockedProducts(tx, scope);
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
     const { rows } = (await tx.raw(
       `select p.id, p.status,
-         exists (select 1 from ${validation}.validation_issues i
-                 where i.tenant_id = p.tenant_id and i.org_id = p.org_id and i.product_id = p.id
-                   and i.severity = 'ERROR' and not i.resolved and i.bulk_job_id is null) as blocked,
          json_build_object(
            'id', p.id, 'title', p.title, 'description', p.description, 'status', p.status, 'draft', p.status = 'DRAFT',
            'sku', p.sku, 'brand', p.brand, 'category', p.category, 'template_id', p.template_id,
@@ -97,9 +108,9 @@ async function* productLines(tx: Knex.Transaction, scope: Scope, tally: { drafts
        order by p.id
        limit ${PAGE}`,
       [scope.tenantId, scope.orgId, after],
-    )) as { rows: { id: string; status: string; blocked: boolean; line: string }[] };
+    )) as { rows: { id: string; status: string; line: string }[] };
     for (const row of rows) {
-      if (row.blocked) {
+      if (blocked.has(row.id)) {
         tally.excluded.push(row.id);
         continue;
       }

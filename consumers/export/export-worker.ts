@@ -61,8 +61,10 @@ class ExportWorker extends QueueWorker<WorkerExportRow> {
     try {
       if (row.status === 'PENDING') await this.send(row, { type: 'StartExport', data: ids });
       const scope = { tenantId: row.tenant_id, orgId: row.org_id };
+      const started = performance.now();
       const snapshot = await writeCatalogSnapshot(this.deps.db, this.store as ObjectStore, scope, row.id);
       if (this.stopping) return false; // written, not recorded: the next start writes it again and records it
+      const written = performance.now();
       await this.send(row, {
         type: 'CompleteExport',
         data: {
@@ -78,7 +80,8 @@ class ExportWorker extends QueueWorker<WorkerExportRow> {
         },
       });
       this.failingSince.delete(row.id);
-      this.log.info({ exportId: row.id, tenantId: row.tenant_id, products: snapshot.productCount }, 'export completed');
+      const ms = { writeMs: Math.round(written - started), recordMs: Math.round(performance.now() - written) };
+      this.log.info({ exportId: row.id, tenantId: row.tenant_id, products: snapshot.productCount, ...ms }, 'export completed');
       return true;
     } catch (error) {
       return this.failed(row, error);
