@@ -5,7 +5,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', 'docs/', 'stack/registry/server/'] },
+  { ignores: ['node_modules/', '.stack/', '.node-versions/', 'docs/', 'stack/registry/server/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
