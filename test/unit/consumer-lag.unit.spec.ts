@@ -1,6 +1,7 @@
+import type { Kafka } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { consumerLags, groupsToReport } from '../../ledger/consumer-lag.ts';
+import { ConsumerLagReader, consumerLags, groupsToReport } from '../../ledger/consumer-lag.ts';
 import { LedgerMetrics } from '../../ledger/metrics.ts';
 import { ProcessorMetrics, timedTransaction } from '../../ledger/processor-metrics.ts';
 
@@ -92,6 +93,58 @@ describe('groupsToReport', () => {
       'ns.commerce-ledger.product-processor',
       'ns.commerce-ledger.projection.catalog.2',
     ]);
+  });
+});
+
+describe('ConsumerLagReader', () => {
+  /** An admin client whose brokers answer until `hang` is set, then never (an outage), or fail once `fail` is set. */
+  function fakeKafka() {
+    const broker = { hang: false, fail: false, listGroupsCalls: 0, admins: 0, committed: '5' };
+    const answer = <T>(value: T): Promise<T> =>
+      broker.hang ? new Promise<T>(() => undefined) : broker.fail ? Promise.reject(new Error('broker gone')) : Promise.resolve(value);
+    const admin = () => {
+      broker.admins++;
+      return {
+        connect: () => answer(undefined),
+        disconnect: () => Promise.resolve(),
+        listGroups: () => {
+          broker.listGroupsCalls++;
+          return answer({ groups: [{ groupId: 'ns.commerce-ledger.product-processor', protocolType: 'consumer' }] });
+        },
+        describeGroups: (ids: string[]) => answer({ groups: ids.map((groupId) => ({ groupId, state: 'Stable' })) }),
+        fetchOffsets: () => answer([{ topic: 't', partitions: [{ partition: 0, offset: broker.committed, metadata: null }] }]),
+        fetchTopicOffsets: () => answer([{ partition: 0, offset: '9', high: '9', low: '0' }]),
+      };
+    };
+    return { kafka: { admin } as unknown as Kafka, broker };
+  }
+  const sample = (lag: number) => [{ group: 'ns.commerce-ledger.product-processor', topic: 't', partition: 0, lag }];
+
+  it('serves the last lags, older and older, while the brokers do not answer, and never waits longer than its timeout', async () => {
+    const { kafka, broker } = fakeKafka();
+    const reader = new ConsumerLagReader(kafka, 'ns.commerce-ledger.', new Set(), { maxAgeMs: 0, timeoutMs: 50 });
+    expect((await reader.read())?.samples).toEqual(sample(4));
+    broker.hang = true;
+    broker.committed = '9';
+    const started = Date.now();
+    const during = await reader.read();
+    const again = await reader.read();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(during?.samples).toEqual(sample(4));
+    expect(again?.ageSeconds).toBeGreaterThanOrEqual(during?.ageSeconds ?? Infinity);
+    // One reading at a time: the hung one is not started again by every scrape.
+    expect(broker.listGroupsCalls).toBe(2);
+  });
+
+  it('reads with a fresh admin client after a failure, and has nothing to serve before a first reading', async () => {
+    const { kafka, broker } = fakeKafka();
+    broker.fail = true;
+    const reader = new ConsumerLagReader(kafka, 'ns.commerce-ledger.', new Set(), { maxAgeMs: 0, timeoutMs: 1_000 });
+    expect(await reader.read()).toBeUndefined();
+    broker.fail = false;
+    expect((await reader.read())?.samples).toEqual(sample(4));
+    expect(broker.admins).toBe(2);
+    await reader.stop();
   });
 });
 
