@@ -1,4 +1,5 @@
-// Usage: tsx stack/cli.ts up|down|status
+// Usage: tsx stack/cli.ts up|down|status|configure-registry [<url>]
+import { configureRegistry } from './registry/registry.ts';
 import { ensureStack, stackDir, stackStatus, stopStack } from './stack.ts';
 
 const log = (msg: string): void => console.log(`  ${msg}`);
@@ -29,8 +30,19 @@ async function main(command: string | undefined): Promise<number> {
       }
       return Object.values(status).every((s) => s.up) ? 0 : 1;
     }
+    case 'configure-registry': {
+      // What docker-compose.yml runs once before the service: the registry settings `up` gives its own registry.
+      const url = process.argv[3] ?? process.env.SCHEMA_REGISTRY_URL;
+      if (!url) {
+        console.error('usage: tsx stack/cli.ts configure-registry [<registry url>] (or SCHEMA_REGISTRY_URL)');
+        return 2;
+      }
+      await configureRegistry(url);
+      console.log(`registry ${url}: compatibility BACKWARD (global and every subject without a level of its own)`);
+      return 0;
+    }
     default:
-      console.error('usage: tsx stack/cli.ts up|down|status');
+      console.error('usage: tsx stack/cli.ts up|down|status|configure-registry');
       return 2;
   }
 }

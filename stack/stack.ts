@@ -25,7 +25,9 @@ function registry(kafkaBrokers: string[]): { port: number; url: string; spec: Re
 
 async function ensureRegistry(dir: string, kafkaBrokers: string[], log: Log): Promise<string> {
   if (process.env.SCHEMA_REGISTRY_URL) {
-    log(`registry: external (SCHEMA_REGISTRY_URL=${process.env.SCHEMA_REGISTRY_URL})`);
+    // An external registry gets the same settings as ours: BACKWARD globally and on every subject without a level.
+    await configureRegistry(process.env.SCHEMA_REGISTRY_URL);
+    log(`registry: external (SCHEMA_REGISTRY_URL=${process.env.SCHEMA_REGISTRY_URL}), compatibility BACKWARD`);
     return process.env.SCHEMA_REGISTRY_URL;
   }
   const { port, url, spec: initialSpec } = registry(kafkaBrokers);

@@ -169,6 +169,24 @@ const levelOf = (reply: unknown): string =>
   String((reply as { compatibilityLevel?: unknown } | undefined)?.compatibilityLevel ?? '').toUpperCase();
 
 /**
+ * Every ccompat subject (an artifact of the default group), page by page through the v3 API: the ccompat
+ * GET /subjects answers at most 1000 (Apicurio's apicurio.ccompat.max-subjects), and a registry shared by test
+ * namespaces holds more.
+ */
+async function allSubjects(root: string): Promise<string[]> {
+  const subjects: string[] = [];
+  for (let offset = 0; ;) {
+    const page = (await call('GET', `${root}/apis/registry/v3/groups/default/artifacts?offset=${offset}&limit=500`)) as {
+      artifacts: { artifactId: string }[];
+      count: number;
+    };
+    subjects.push(...page.artifacts.map((a) => a.artifactId));
+    offset += page.artifacts.length;
+    if (page.artifacts.length === 0 || offset >= page.count) return subjects;
+  }
+}
+
+/**
  * Idempotently makes BACKWARD the global compatibility level of the Confluent-compatible API.
  * `baseUrl` is the registry root (http://127.0.0.1:18081) or the ccompat URL (.../apis/ccompat/v7).
  *
@@ -191,8 +209,7 @@ export async function configureRegistry(baseUrl: string): Promise<void> {
     if (now !== 'BACKWARD') throw new Error(`registry: global compatibility is ${now} after PUT ${ccompat}/config`);
   }
 
-  const subjects = (await call('GET', `${ccompat}/subjects`)) as string[];
-  for (const subject of subjects) {
+  for (const subject of await allSubjects(root)) {
     const id = encodeURIComponent(subject);
     // ccompat subjects are artifacts of the default group; [] = no rule of its own
     const rules = (await call('GET', `${root}/apis/registry/v3/groups/default/artifacts/${id}/rules`)) as string[];
