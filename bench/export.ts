@@ -39,7 +39,12 @@ const service = await startServiceProcess(stack, { namespace, database, env: { L
 running.service = service;
 const rssKb = (): number => {
   const pid = service.pid();
-  const line = pid === undefined ? undefined : readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line =
+    pid === undefined
+      ? undefined
+      : readFileSync(`/proc/${pid}/status`, 'utf8')
+          .split('\n')
+          .find((l) => l.startsWith('VmRSS:'));
   return line ? Number(line.split(/\s+/)[1]) : 0;
 };
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
@@ -125,7 +130,11 @@ try {
   console.log(`| baseline | ${baseline.seconds.toFixed(2)} | ${(N / baseline.seconds).toFixed(0)} | ${statSync(baselineFile).size} | 1× |`);
   console.log(`\nservice VmRSS: ${mb(rssBefore)} before the export, peak ${mb(peak)} while it ran (sampled every 100 ms)`);
   printCpu(phases);
-  console.log(`\nload average at the start: ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}; at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average at the start: ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}; at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   await service.discard();
   rmSync(storageDir, { recursive: true, force: true });

@@ -21,7 +21,17 @@ export const idempotencyKey = z
 export const createHeaders = standardHeaders.extend({ 'idempotency-key': idempotencyKey.optional() });
 
 export type RecordKind =
-  'product' | 'variant' | 'media' | 'category' | 'brand' | 'attribute' | 'attribute-group' | 'template' | 'stock-location' | 'bulk-job' | 'export';
+  | 'product'
+  | 'variant'
+  | 'media'
+  | 'category'
+  | 'brand'
+  | 'attribute'
+  | 'attribute-group'
+  | 'template'
+  | 'stock-location'
+  | 'bulk-job'
+  | 'export';
 
 const RECORD_ID_NAMESPACE = '7c5cce73-60b8-4cb0-99f9-64ea44e587bf';
 
