@@ -39,6 +39,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
         buildsAtOnce: 2,
         pageSize: 1_000,
         readModelTimeoutMs: 30_000,
+        keepReplacedMs: config.FEED_KEEP_REPLACED_SECONDS * 1_000,
       }),
     ],
     ...(config.PROCESSORS_IN_THREAD ? { processorsThread: new URL('./processor-modules.ts', import.meta.url) } : {}),

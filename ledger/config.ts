@@ -191,6 +191,8 @@ const configSchema = z.object({
     .min(1)
     .max(7 * 24 * 3600)
     .default(900),
+  /** How long a catalog feed file no longer served is kept (at least FEED_LINK_SECONDS: a link handed out keeps working). */
+  FEED_KEEP_REPLACED_SECONDS: z.coerce.number().int().min(0).default(3_600),
 });
 
 export type Config = Omit<z.infer<typeof configSchema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

@@ -57,12 +57,14 @@ export type CatalogFeedPublished = Event<
   'CatalogFeedPublished',
   { feedId: string; contentHash: string; jsonLdKey: string; jsonlKey: string; productCount: number; itemCount: number }
 >;
-export type CatalogFeedEvent = CatalogFeedConfigured | CatalogFeedPublished;
+/** Files no longer served, deleted from object storage once every link to them has expired. */
+export type CatalogFeedFilesPruned = Event<'CatalogFeedFilesPruned', { feedId: string; keys: string[] }>;
+export type CatalogFeedEvent = CatalogFeedConfigured | CatalogFeedPublished | CatalogFeedFilesPruned;
 
 // ── State ───────────────────────────────────────────────────────────────────
-export type CatalogFeed = { settings: CatalogFeedSettings | null; contentHash: string | null };
+export type CatalogFeed = { settings: CatalogFeedSettings | null; contentHash: string | null; servedKeys: string[] };
 
-export const initialState = (): CatalogFeed => ({ settings: null, contentHash: null });
+export const initialState = (): CatalogFeed => ({ settings: null, contentHash: null, servedKeys: [] });
 
 export const evolve = (state: CatalogFeed, event: CatalogFeedEvent): CatalogFeed => {
   switch (event.type) {
@@ -71,7 +73,9 @@ export const evolve = (state: CatalogFeed, event: CatalogFeedEvent): CatalogFeed
       return { ...state, settings: { sellerName, productUrlTemplate } };
     }
     case 'CatalogFeedPublished':
-      return { ...state, contentHash: event.data.contentHash };
+      return { ...state, contentHash: event.data.contentHash, servedKeys: [event.data.jsonLdKey, event.data.jsonlKey] };
+    case 'CatalogFeedFilesPruned':
+      return state;
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -82,7 +86,8 @@ export const evolve = (state: CatalogFeed, event: CatalogFeedEvent): CatalogFeed
 // ── Commands ────────────────────────────────────────────────────────────────
 export type ConfigureCatalogFeed = Command<'ConfigureCatalogFeed', CatalogFeedConfigured['data']>;
 export type PublishCatalogFeed = Command<'PublishCatalogFeed', CatalogFeedPublished['data']>;
-export type CatalogFeedCommand = ConfigureCatalogFeed | PublishCatalogFeed;
+export type PruneCatalogFeedFiles = Command<'PruneCatalogFeedFiles', CatalogFeedFilesPruned['data']>;
+export type CatalogFeedCommand = ConfigureCatalogFeed | PublishCatalogFeed | PruneCatalogFeedFiles;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const invalid = (path: string, message: string) => new ValidationError(`the field ${path} ${message}`, [{ path, message }]);
@@ -105,12 +110,20 @@ const publish = ({ data }: PublishCatalogFeed, state: CatalogFeed): CatalogFeedE
   return [{ type: 'CatalogFeedPublished', data }];
 };
 
+/** The files being served are never pruned (a publication may have brought an old content back since it was chosen). */
+const prune = ({ data }: PruneCatalogFeedFiles, state: CatalogFeed): CatalogFeedEvent[] => {
+  const keys = [...new Set(data.keys)].filter((key) => !state.servedKeys.includes(key));
+  return keys.length === 0 ? [] : [{ type: 'CatalogFeedFilesPruned', data: { feedId: data.feedId, keys } }];
+};
+
 export const decide = (command: CatalogFeedCommand, state: CatalogFeed): CatalogFeedEvent[] => {
   switch (command.type) {
     case 'ConfigureCatalogFeed':
       return configure(command, state);
     case 'PublishCatalogFeed':
       return publish(command, state);
+    case 'PruneCatalogFeedFiles':
+      return prune(command, state);
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
@@ -126,5 +139,5 @@ export const catalogFeedAggregate = defineAggregate({
   stream: 'ucp.catalog-feed',
   decider: catalogFeedDecider,
   id: 'feedId',
-  events: { namespace: 'commerce.ledger.ucp', types: ['CatalogFeedConfigured', 'CatalogFeedPublished'] },
+  events: { namespace: 'commerce.ledger.ucp', types: ['CatalogFeedConfigured', 'CatalogFeedPublished', 'CatalogFeedFilesPruned'] },
 });

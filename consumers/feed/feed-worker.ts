@@ -7,9 +7,15 @@ import { productAggregate } from '../../commands/catalog/product.ts';
 import { inventoryAggregate } from '../../commands/oms/inventory.ts';
 import { productQualityAggregate } from '../../commands/quality/product-quality.ts';
 import { skuUsageAggregate } from '../../commands/quality/sku-usage.ts';
-import { catalogFeedAggregate, catalogFeedIdOf, type CatalogFeedSettings } from '../../commands/ucp/catalog-feed.ts';
+import {
+  catalogFeedAggregate,
+  catalogFeedIdOf,
+  type CatalogFeedCommand,
+  type CatalogFeedSettings,
+} from '../../commands/ucp/catalog-feed.ts';
 import { disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
 import type { Logger } from '../../ledger/logger.ts';
+import type { Command, CommandInput } from '../../ledger/message.ts';
 import { liveSchema, type Projection } from '../../ledger/projection.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import type { Part, PartSignals } from '../../ledger/supervisor.ts';
@@ -19,7 +25,7 @@ import { namespaced } from '../../ledger/topics.ts';
 import { WakeUp } from '../../ledger/wake-up.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { feedProjection } from '../../projections/feed/feed-projection.ts';
-import { findCatalogFeed } from '../../projections/feed/feed-queries.ts';
+import { findCatalogFeed, replacedFiles } from '../../projections/feed/feed-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
@@ -40,6 +46,8 @@ export type FeedWorkerOptions = {
   pageSize: number;
   /** How long a build waits for the read models to reach what was consumed before it gives up (and is tried again). */
   readModelTimeoutMs: number;
+  /** How long a replaced file stays in the store: at least as long as the links handed out to it are valid. */
+  keepReplacedMs: number;
 };
 
 /**
@@ -179,6 +187,7 @@ class FeedWorker implements Part {
       const published = row?.content_hash === feed.contentHash;
       if (!published) await this.publish(scope, feed);
       this.schedule.finished(key, true, Date.now());
+      await this.prune(scope, feedKeys(tenantId, orgId, feed));
       this.log.info(
         { tenantId, orgId, products: feed.productCount, items: feed.itemCount, ms: Date.now() - startedAt, changed: !published },
         'catalog feed built',
@@ -228,16 +237,32 @@ class FeedWorker implements Part {
       productCount: feed.productCount,
       itemCount: feed.itemCount,
     };
-    const metadata = {
-      commandId: randomUUID(),
-      ...scope,
-      actor: SYSTEM_ACTOR,
-      issuedAt: Date.now(),
-      correlationId: `catalog-feed-${feed.contentHash.slice(0, 16)}`,
-    };
-    const reply = await this.deps.bus.send(catalogFeedAggregate.commands, data.feedId, { type: 'PublishCatalogFeed', data, metadata });
-    if (reply.outcome === 'rejected') throw new Error(`PublishCatalogFeed refused: ${reply.error.message}`);
-    if (reply.outcome !== 'accepted') throw new Error('PublishCatalogFeed: unexpected reply');
+    await this.send(scope, { type: 'PublishCatalogFeed', data }, `catalog-feed-${feed.contentHash.slice(0, 16)}`);
+  }
+
+  /**
+   * Deletes the files replaced more than `keepReplacedMs` ago (never the ones served). Recorded first, then deleted:
+   * a crash in between leaves files no row names, never a row naming a missing file. A failure only waits for the next build.
+   */
+  private async prune(scope: { tenantId: string; orgId: string }, served: { jsonLdKey: string; jsonlKey: string }): Promise<void> {
+    try {
+      const feedId = catalogFeedIdOf(scope.tenantId, scope.orgId);
+      const before = new Date(Date.now() - this.options.keepReplacedMs);
+      const keys = (await replacedFiles(this.deps.db, feedId, before)).filter((key) => key !== served.jsonLdKey && key !== served.jsonlKey);
+      if (keys.length === 0) return;
+      await this.send(scope, { type: 'PruneCatalogFeedFiles', data: { feedId, keys } }, `catalog-feed-prune-${feedId}`);
+      const store = this.store as ObjectStore;
+      for (const key of keys) await store.delete(key);
+    } catch (error) {
+      this.throttled.write('warn', 'feed-prune', { err: errorField(error), ...scope }, 'old catalog feed files not pruned yet');
+    }
+  }
+
+  private async send(scope: { tenantId: string; orgId: string }, command: CommandInput<CatalogFeedCommand>, correlationId: string) {
+    const metadata = { commandId: randomUUID(), ...scope, actor: SYSTEM_ACTOR, issuedAt: Date.now(), correlationId };
+    const reply = await this.deps.bus.send(catalogFeedAggregate.commands, command.data.feedId, { ...command, metadata } as Command);
+    if (reply.outcome === 'rejected') throw new Error(`${command.type} refused: ${reply.error.message}`);
+    if (reply.outcome !== 'accepted') throw new Error(`${command.type}: unexpected reply`);
   }
 
   /** Resolves once every read model has applied what this worker has consumed so far. */

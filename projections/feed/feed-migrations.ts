@@ -21,4 +21,19 @@ export const feedMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    name: '002-feed-files',
+    up: async (db, schema) => {
+      // Every file a publication made that is not pruned yet; replaced_at is null while it is served.
+      await db.schema.withSchema(schema).createTable('feed_files', (t) => {
+        t.text('key').primary();
+        t.uuid('feed_id').notNullable();
+        t.uuid('tenant_id').notNullable();
+        t.uuid('org_id').notNullable();
+        t.timestamp('published_at', { useTz: true, precision: 3 }).notNullable();
+        t.timestamp('replaced_at', { useTz: true, precision: 3 });
+        t.index(['feed_id', 'replaced_at']);
+      });
+    },
+  },
 ];

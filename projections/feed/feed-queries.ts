@@ -23,3 +23,14 @@ export type CatalogFeedRow = {
 /** The tenant and org's feed; undefined while it was neither configured nor published. */
 export const findCatalogFeed = (db: Knex, { tenantId, orgId }: Scope): Promise<CatalogFeedRow | undefined> =>
   db(`${schema}.catalog_feeds`).where({ tenant_id: tenantId, org_id: orgId }).first();
+
+/** Up to `limit` of the feed's files that stopped being served before `before`: the ones to prune. */
+export const replacedFiles = async (db: Knex, feedId: string, before: Date, limit = 200): Promise<string[]> =>
+  (
+    (await db(`${schema}.feed_files`)
+      .where({ feed_id: feedId })
+      .where('replaced_at', '<', before)
+      .orderBy('replaced_at')
+      .limit(limit)
+      .select('key')) as { key: string }[]
+  ).map((row) => row.key);

@@ -12,6 +12,7 @@ const ctx = useServiceAndTenant(() => ({
     S3_SECRET_ACCESS_KEY: S3PROXY_SECRET_ACCESS_KEY,
     FEED_QUIET_MS: '300',
     FEED_MAX_DELAY_MS: '1500',
+    FEED_KEEP_REPLACED_SECONDS: '2',
   },
 }));
 
@@ -72,5 +73,27 @@ describe('catalog feed on S3 (the local S3-compatible server)', () => {
     expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
       expect.objectContaining({ item_group_id: productId, price: '39.00 EUR', seller_name: 'Acme', availability: 'out_of_stock' }),
     ]);
+
+    // Replaced files are deleted once FEED_KEEP_REPLACED_SECONDS (here 2 s) have passed, at the next build; the served
+    // ones and the recently replaced ones stay.
+    const rename = async (title: string) => {
+      expect((await tenant.request('PUT', `/api/v1/pim/products/${productId}`, { title })).status).toBe(200);
+      const until = Date.now() + 20_000;
+      while (Date.now() < until) {
+        const redirect = await redirectOf(tenant, '/api/v1/ucp/catalog.json');
+        const shown = (await (await fetch(redirect.location as string)).json()) as { itemListElement: { item: { name: string } }[] };
+        if (shown.itemListElement.some((e) => e.item.name === title)) return redirect.location as string;
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+      throw new Error(`the feed never showed ${title}`);
+    };
+    const second = await rename('Kettle 2');
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const third = await rename('Kettle 3');
+    const until = Date.now() + 15_000;
+    while ((await fetch(location)).status !== 404 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await fetch(location)).status).toBe(404);
+    expect((await fetch(second)).status).toBe(200);
+    expect((await fetch(third)).status).toBe(200);
   });
 });

@@ -104,6 +104,27 @@ describe('catalog feed decider', () => {
   });
 });
 
+describe('pruning old files', () => {
+  const prune = (keys: string[]): WithoutMetadata<CatalogFeedCommand> => ({ type: 'PruneCatalogFeedFiles', data: { feedId, keys } });
+  const old = publication(HASH_A);
+
+  it('records the files deleted, each once', () => {
+    given([published(HASH_A), published(HASH_B)])
+      .when(prune([old.jsonLdKey, old.jsonlKey, old.jsonLdKey]))
+      .then([{ type: 'CatalogFeedFilesPruned', data: { feedId, keys: [old.jsonLdKey, old.jsonlKey] } }]);
+  });
+
+  it('never prunes the files being served (a publication may have brought them back)', () => {
+    given([published(HASH_A), published(HASH_B), published(HASH_A)])
+      .when(prune([old.jsonLdKey, old.jsonlKey]))
+      .thenNothingHappened();
+    const served = publication(HASH_B);
+    given([published(HASH_A), published(HASH_B)])
+      .when(prune([old.jsonLdKey, served.jsonlKey]))
+      .then([{ type: 'CatalogFeedFilesPruned', data: { feedId, keys: [old.jsonLdKey] } }]);
+  });
+});
+
 describe('product URL template', () => {
   it.each([
     ['https://shop.example.com/products/{sku}'],
