@@ -26,7 +26,8 @@ type Display = {
 function terminalDisplay(names: string[]): Display {
   const multibar = new cliProgress.MultiBar(
     {
-      format: '{name} [{bar}] {percentage}% | {value}/{total} log records | {status}',
+      format: '{name} [{bar}] {percentage}% | {value}/{total} records | {status}',
+      barsize: 30,
       hideCursor: true,
       clearOnComplete: false,
       stopOnComplete: false,
@@ -41,7 +42,7 @@ function terminalDisplay(names: string[]): Display {
     progress: (name, { applied, total }) => {
       const bar = bars.get(name);
       bar?.setTotal(Number(total));
-      bar?.update(Number(applied), { status: applied >= total ? 'caught up, swapping' : 'replaying' });
+      bar?.update(Number(applied), { status: applied >= total ? 'swapping' : 'replaying' });
     },
     note: (line) => multibar.log(`${line}\n`),
     done: (name) => bars.get(name)?.update({ status: 'done' }),
