@@ -107,7 +107,7 @@ describe('bad input gets a clear 4xx and writes nothing', () => {
   });
 
   it('rejects invalid updates and leaves the product as it was', async () => {
-    for (const body of [{ title: '' }, { title: null }, { status: 'DRAFT' }, { description: 5 }]) {
+    for (const body of [{ title: '' }, { title: null }, { status: 'ARCHIVED' }, { status: 'draft' }, { description: 5 }]) {
       expectError(await ctx.tenant.request('PUT', `/api/v1/pim/products/${product.id}`, body), 400, 'validation_failed');
     }
     const read = await ctx.tenant.request('GET', `/api/v1/pim/products/${product.id}`);
