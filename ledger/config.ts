@@ -217,6 +217,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if ((S3_ACCESS_KEY_ID === undefined) !== (S3_SECRET_ACCESS_KEY === undefined)) {
     throw new StartupError('invalid configuration: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither');
   }
+  const { AUTH_JWKS_URL, FILE_URL_SECRET, S3_ENDPOINT, S3_BUCKET } = parsed.data;
+  // Production authentication with the filesystem store's public development key would let anyone forge download links.
+  if (AUTH_JWKS_URL && !FILE_URL_SECRET && !S3_ENDPOINT && !S3_BUCKET) {
+    throw new StartupError(
+      'invalid configuration: with AUTH_JWKS_URL (production) and the filesystem object store, set FILE_URL_SECRET (32 characters or more)',
+    );
+  }
+  const { FEED_LINK_SECONDS, FEED_KEEP_REPLACED_SECONDS } = parsed.data;
+  if (FEED_KEEP_REPLACED_SECONDS < FEED_LINK_SECONDS) {
+    throw new StartupError(
+      `invalid configuration: FEED_KEEP_REPLACED_SECONDS (${FEED_KEEP_REPLACED_SECONDS}) must be at least FEED_LINK_SECONDS (${FEED_LINK_SECONDS}), or feed links handed out would outlive their files`,
+    );
+  }
   return { ...parsed.data, PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(parsed.data.HOST, parsed.data.PORT) };
 }
 

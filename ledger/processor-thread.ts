@@ -50,7 +50,13 @@ try {
 
 port.on('message', (message: ToThread) => {
   if (message.type === 'metrics') {
-    void metricsRegistry.metrics().then((text) => post({ type: 'metrics', id: message.id, text }));
+    void metricsRegistry
+      .metrics()
+      .catch((err: unknown) => {
+        logger.warn({ err }, 'could not read the processor metrics');
+        return '';
+      })
+      .then((text) => post({ type: 'metrics', id: message.id, text }));
     return;
   }
   clearInterval(statusTimer);

@@ -2,7 +2,11 @@
 export type ConsumedEnd = { topic: string; partition: number; lastOffset: string };
 export type OffsetToCommit = { topic: string; partition: number; offset: string };
 
-type Dirty = { firstAt: number; lastAt: number; firstSeq: number };
+/** `retryAt`: after a failed build, not before this (backing off 1 s doubling to 60 s). */
+type Dirty = { firstAt: number; lastAt: number; firstSeq: number; retryAt?: number };
+
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
 type Building = { firstSeq: number; firstAt: number };
 
 /**
@@ -20,6 +24,8 @@ export class FeedSchedule {
   private seq = 0;
   private readonly dirty = new Map<string, Dirty>();
   private readonly building = new Map<string, Building>();
+  /** Builds of a key that failed in a row. */
+  private readonly failures = new Map<string, number>();
   private readonly ends: (OffsetToCommit & { seq: number })[] = [];
 
   constructor(
@@ -37,7 +43,10 @@ export class FeedSchedule {
   /** The keys whose build is due now, oldest change first. */
   due(now: number): string[] {
     return [...this.dirty.entries()]
-      .filter(([key, d]) => !this.building.has(key) && (now - d.lastAt >= this.quietMs || now - d.firstAt >= this.maxDelayMs))
+      .filter(
+        ([key, d]) =>
+          !this.building.has(key) && now >= (d.retryAt ?? 0) && (now - d.lastAt >= this.quietMs || now - d.firstAt >= this.maxDelayMs),
+      )
       .sort(([, a], [, b]) => a.firstAt - b.firstAt)
       .map(([key]) => key);
   }
@@ -47,7 +56,7 @@ export class FeedSchedule {
     let next: number | undefined;
     for (const [key, d] of this.dirty) {
       if (this.building.has(key)) continue;
-      const at = Math.min(d.lastAt + this.quietMs, d.firstAt + this.maxDelayMs);
+      const at = Math.max(Math.min(d.lastAt + this.quietMs, d.firstAt + this.maxDelayMs), d.retryAt ?? 0);
       next = Math.min(next ?? Infinity, Math.max(0, at - now));
     }
     return next;
@@ -61,14 +70,20 @@ export class FeedSchedule {
     this.building.set(key, { firstSeq: dirty.firstSeq, firstAt: dirty.firstAt });
   }
 
-  /** A build of `key` ended; a failed one leaves its changes pending (tried again after a quiet period). */
+  /** A build of `key` ended; a failed one leaves its changes pending, tried again after a backoff. */
   finished(key: string, succeeded: boolean, now: number): void {
     const build = this.building.get(key);
     if (!build) return;
     this.building.delete(key);
-    if (succeeded) return;
+    if (succeeded) {
+      this.failures.delete(key);
+      return;
+    }
+    const failed = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failed);
+    const retryAt = now + Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (failed - 1));
     const later = this.dirty.get(key);
-    this.dirty.set(key, { firstAt: build.firstAt, lastAt: now, firstSeq: Math.min(build.firstSeq, later?.firstSeq ?? Infinity) });
+    this.dirty.set(key, { firstAt: build.firstAt, lastAt: now, firstSeq: Math.min(build.firstSeq, later?.firstSeq ?? Infinity), retryAt });
   }
 
   isBuilding(): boolean {

@@ -109,10 +109,15 @@ export default async function exportRoutes(fastify: FastifyInstance): Promise<vo
       const scope = request.principal;
       const { id: exportId, idempotency } = newRecord(request, 'export');
       const catalogExportsId = catalogExportsIdOf(scope.tenantId, scope.orgId);
-      await execute(request, catalogExportAggregate, { type: 'RequestExport', data: { catalogExportsId, exportId } }, idempotency);
-      const own = await findExport(db, scope, exportId);
-      // A request that found an export waiting joined it: that one (the tenant's newest PENDING) serves it.
-      const serving = own ?? (await listExports(db, scope, 5)).find((row) => row.status === 'PENDING');
+      // A retry after the idempotency window names an export that exists already: it is answered, not requested again.
+      const known = idempotency ? await findExport(db, scope, exportId) : undefined;
+      if (!known) {
+        await execute(request, catalogExportAggregate, { type: 'RequestExport', data: { catalogExportsId, exportId } }, idempotency);
+      }
+      const own = known ?? (await findExport(db, scope, exportId));
+      // A request that found an export waiting joined it: that one serves it (it may have started, even ended, since).
+      const recent = own ? [] : await listExports(db, scope, 5);
+      const serving = own ?? recent.find((row) => row.status === 'PENDING' || row.status === 'RUNNING') ?? recent[0];
       if (!serving) throw new NotFoundError(`export ${exportId} not found`);
       const target = await notificationSettings(db, scope);
       const channels = [target?.webhook_url ? 'webhook' : null, target?.email ? 'email' : null].filter(Boolean).join(' and ');
@@ -138,6 +143,7 @@ export default async function exportRoutes(fastify: FastifyInstance): Promise<vo
       const rows = await listExports(db, request.principal);
       const notices = await noticesOf(
         db,
+        request.principal,
         rows.map((r) => r.id),
       );
       const now = Date.now();

@@ -76,8 +76,16 @@ export const listExports = (db: Knex, { tenantId, orgId }: Scope, limit = 100): 
 export const findExport = (db: Knex, { tenantId, orgId }: Scope, id: string): Promise<ExportRow | undefined> =>
   db(`${schema}.exports`).where({ id, tenant_id: tenantId, org_id: orgId }).first(columns);
 
-export const noticesOf = (db: Knex, exportIds: string[]): Promise<NoticeRow[]> =>
-  exportIds.length === 0 ? Promise.resolve([]) : db(`${schema}.notices`).whereIn('export_id', exportIds).orderBy(['export_id', 'channel']);
+/** The notices of the owner's exports among `exportIds`. */
+export const noticesOf = (db: Knex, { tenantId, orgId }: Scope, exportIds: string[]): Promise<NoticeRow[]> =>
+  exportIds.length === 0
+    ? Promise.resolve([])
+    : db(`${schema}.notices as n`)
+        .join(`${schema}.exports as e`, 'e.id', 'n.export_id')
+        .where({ 'e.tenant_id': tenantId, 'e.org_id': orgId })
+        .whereIn('n.export_id', exportIds)
+        .orderBy(['n.export_id', 'n.channel'])
+        .select('n.export_id', 'n.channel', 'n.delivered', 'n.attempts', 'n.detail', 'n.recorded_at');
 
 export const notificationSettings = (db: Knex, { tenantId, orgId }: Scope): Promise<NotificationSettingsRow | undefined> =>
   db(`${schema}.notification_settings`).where({ tenant_id: tenantId, org_id: orgId }).first('webhook_url', 'email', 'updated_at');

@@ -108,7 +108,13 @@ describe('JWKS tokens', () => {
   });
   afterAll(() => jwksServer?.close());
   const ctx = useServiceAndTenant(() => ({
-    env: { AUTH_JWKS_URL: jwksUrl, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, AUTH_DEV_SECRET: '' },
+    env: {
+      AUTH_JWKS_URL: jwksUrl,
+      AUTH_ISSUER: issuer,
+      AUTH_AUDIENCE: audience,
+      AUTH_DEV_SECRET: '',
+      FILE_URL_SECRET: 'a-file-url-secret-of-32-characters-or-more',
+    },
   }));
 
   const token = (

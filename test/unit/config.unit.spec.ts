@@ -85,6 +85,22 @@ describe('configuration', () => {
     expect(() => loadConfig({})).toThrow(StartupError);
     expect(() => loadConfig({})).toThrow(/AUTH_JWKS_URL .* AUTH_DEV_SECRET/);
   });
+
+  it('refuses production authentication with download links signed by the public development key', () => {
+    const production = { AUTH_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json' };
+    expect(() => loadConfig(production)).toThrow(/set FILE_URL_SECRET/);
+    expect(loadConfig({ ...production, FILE_URL_SECRET: 'x'.repeat(32) }).FILE_URL_SECRET).toBe('x'.repeat(32));
+    // With S3 the links are presigned with the store's credentials: no file URL secret is needed.
+    expect(loadConfig({ ...production, S3_BUCKET: 'exports' }).S3_BUCKET).toBe('exports');
+  });
+
+  it('refuses feed links that would outlive the files they point at', () => {
+    const dev = { AUTH_DEV_SECRET: 'a-development-secret' };
+    expect(() => loadConfig({ ...dev, FEED_LINK_SECONDS: '7200', FEED_KEEP_REPLACED_SECONDS: '3600' })).toThrow(
+      /FEED_KEEP_REPLACED_SECONDS \(3600\) must be at least FEED_LINK_SECONDS \(7200\)/,
+    );
+    expect(loadConfig({ ...dev, FEED_LINK_SECONDS: '600', FEED_KEEP_REPLACED_SECONDS: '600' }).FEED_LINK_SECONDS).toBe(600);
+  });
 });
 
 describe('start-up error texts', () => {

@@ -94,4 +94,25 @@ describe('FeedSchedule (debounce per tenant)', () => {
     schedule.finished('a', true, 2_600);
     expect(schedule.takeCommittable()).toEqual([{ topic: 'products', partition: 0, offset: '2' }]);
   });
+
+  it('backs off a build that keeps failing (1 s doubling to 60 s) instead of retrying it at once, and forgets it on success', () => {
+    const schedule = new FeedSchedule(1_000, 5_000);
+    schedule.consumed(['a'], end(0, 1), 0);
+    let now = 10_000; // long past the first change: without a backoff every failure would be due again at once
+    const gaps: number[] = [];
+    for (let failure = 0; failure < 8; failure++) {
+      schedule.started('a');
+      schedule.finished('a', false, now);
+      const wait = schedule.nextDueIn(now) as number;
+      expect(schedule.due(now + wait - 1)).toEqual([]);
+      expect(schedule.due(now + wait)).toEqual(['a']);
+      gaps.push(wait);
+      now += wait;
+    }
+    expect(gaps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
+    schedule.started('a');
+    schedule.finished('a', true, now);
+    schedule.consumed(['a'], end(0, 2), now);
+    expect(schedule.nextDueIn(now)).toBe(1_000); // the next change is debounced as usual, not backed off
+  });
 });
