@@ -16,6 +16,12 @@ import { aggregates, routes } from './processor-modules.ts';
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
+  if (config.FEED_KEEP_REPLACED_SECONDS < config.FEED_LINK_SECONDS) {
+    logger.warn(
+      { FEED_KEEP_REPLACED_SECONDS: config.FEED_KEEP_REPLACED_SECONDS, FEED_LINK_SECONDS: config.FEED_LINK_SECONDS },
+      'replaced catalog feed files are deleted before the links handed out for them expire; such a link may answer 404',
+    );
+  }
   const app = await buildApp(config, logger, {
     aggregates,
     routes,

@@ -224,12 +224,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'invalid configuration: with AUTH_JWKS_URL (production) and the filesystem object store, set FILE_URL_SECRET (32 characters or more)',
     );
   }
-  const { FEED_LINK_SECONDS, FEED_KEEP_REPLACED_SECONDS } = parsed.data;
-  if (FEED_KEEP_REPLACED_SECONDS < FEED_LINK_SECONDS) {
-    throw new StartupError(
-      `invalid configuration: FEED_KEEP_REPLACED_SECONDS (${FEED_KEEP_REPLACED_SECONDS}) must be at least FEED_LINK_SECONDS (${FEED_LINK_SECONDS}), or feed links handed out would outlive their files`,
-    );
-  }
   return { ...parsed.data, PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(parsed.data.HOST, parsed.data.PORT) };
 }
 

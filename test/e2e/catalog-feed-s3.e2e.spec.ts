@@ -13,7 +13,6 @@ const ctx = useServiceAndTenant(() => ({
     FEED_QUIET_MS: '300',
     FEED_MAX_DELAY_MS: '1500',
     FEED_KEEP_REPLACED_SECONDS: '2',
-    FEED_LINK_SECONDS: '2', // no longer than the files are kept (the service refuses otherwise)
   },
 }));
 

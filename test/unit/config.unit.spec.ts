@@ -93,14 +93,6 @@ describe('configuration', () => {
     // With S3 the links are presigned with the store's credentials: no file URL secret is needed.
     expect(loadConfig({ ...production, S3_BUCKET: 'exports' }).S3_BUCKET).toBe('exports');
   });
-
-  it('refuses feed links that would outlive the files they point at', () => {
-    const dev = { AUTH_DEV_SECRET: 'a-development-secret' };
-    expect(() => loadConfig({ ...dev, FEED_LINK_SECONDS: '7200', FEED_KEEP_REPLACED_SECONDS: '3600' })).toThrow(
-      /FEED_KEEP_REPLACED_SECONDS \(3600\) must be at least FEED_LINK_SECONDS \(7200\)/,
-    );
-    expect(loadConfig({ ...dev, FEED_LINK_SECONDS: '600', FEED_KEEP_REPLACED_SECONDS: '600' }).FEED_LINK_SECONDS).toBe(600);
-  });
 });
 
 describe('start-up error texts', () => {
