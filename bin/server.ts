@@ -34,6 +34,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
         store: () => createObjectStore(config, logger),
         webhookSecretKey: config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY,
         smtpUrl: config.SMTP_URL,
+        allowPrivateNetworks: config.NOTICE_ALLOW_PRIVATE_NETWORKS,
         from: config.NOTICE_FROM,
         linkSeconds: 24 * 3_600,
         noticesAtOnce: 8,

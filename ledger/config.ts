@@ -158,6 +158,11 @@ const configSchema = z.object({
     .optional(),
   /** The From of those emails. */
   NOTICE_FROM: z.string().min(3).default('commerce-ledger <no-reply@localhost>'),
+  /** Lets export notice webhooks reach loopback and private addresses (development, tests); by default public hosts only. */
+  NOTICE_ALLOW_PRIVATE_NETWORKS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
   /** The filesystem object store's directory (exports, catalog feeds), created on demand; used unless S3 is configured. */
   STORAGE_DIR: z.string().min(1).default(DEFAULT_STORAGE_DIR),
   /**

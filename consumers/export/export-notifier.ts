@@ -18,6 +18,8 @@ export type ExportNotifierOptions = {
   /** The key every tenant's webhook secret derives from (WEBHOOK_SECRET_KEY or the development key). */
   webhookSecretKey: string;
   smtpUrl: string | undefined;
+  /** NOTICE_ALLOW_PRIVATE_NETWORKS: webhooks may reach loopback and private addresses. */
+  allowPrivateNetworks: boolean;
   from: string;
   /** How long the link a notice carries stays valid: receivers may fetch it well after the notice. */
   linkSeconds: number;
@@ -111,7 +113,8 @@ class ExportNotifier extends QueueWorker<Owed> {
     const version = (await findWebhookSecret(this.deps.db, { tenantId: row.tenant_id, orgId: row.org_id }))?.version ?? 0;
     const secret = webhookSecretOf(this.options.webhookSecretKey, row.tenant_id, row.org_id, version);
     const url = row.notify_webhook_url as string;
-    return sendWebhookNotice({ url, secret, body: noticeBody(notice), id: notice.id, signal: this.abort.signal });
+    const { allowPrivateNetworks } = this.options;
+    return sendWebhookNotice({ url, secret, body: noticeBody(notice), id: notice.id, signal: this.abort.signal, allowPrivateNetworks });
   }
 
   private email(row: Owed, notice: ExportNotice): Promise<NoticeOutcome> {

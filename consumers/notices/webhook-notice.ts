@@ -1,3 +1,6 @@
+import { isIP } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { isPrivateAddress, publicOnlyLookup } from './public-address.ts';
 import { backoffDelayMs, defaultBackoff, messageOf, pause, type Backoff, type NoticeOutcome } from './notice-delivery.ts';
 import { webhookNoticeHeaders } from './webhook-signature.ts';
 
@@ -20,6 +23,8 @@ export type WebhookNotice = {
   /** Stops waiting and attempting (a shutdown): the outcome is then not delivered. */
   signal?: AbortSignal;
   fetchImpl?: typeof fetch;
+  /** Lets notices reach loopback and private addresses (development and tests); by default only public hosts. */
+  allowPrivateNetworks?: boolean;
 };
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -52,6 +57,18 @@ const retryable = (status: number) => status === 429 || status >= 500;
 
 type Attempt = { delivered: true; status: number } | { delivered: false; status?: number; error: string; retry: boolean; waitMs?: number };
 
+/** Connects only to public addresses, checked at the connection's own name resolution. */
+const publicOnly = new Agent({ connect: { lookup: publicOnlyLookup } });
+const publicFetch = ((input: string, init: RequestInit) =>
+  undiciFetch(input, { ...(init as object), dispatcher: publicOnly })) as unknown as typeof fetch;
+
+/** Why the URL's host is refused before any connection (an address literal in a private range), or undefined. */
+function privateHostProblem(url: string): string | undefined {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is a local name; notices go to public hosts`;
+  return isIP(host) !== 0 && isPrivateAddress(host) ? `${host} is a private address; notices go to public hosts` : undefined;
+}
+
 async function attempt(notice: WebhookNotice, fetchImpl: typeof fetch): Promise<Attempt> {
   const timestamp = Math.floor(Date.now() / 1000);
   const timeout = AbortSignal.timeout(notice.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -72,10 +89,11 @@ async function attempt(notice: WebhookNotice, fetchImpl: typeof fetch): Promise<
     return { delivered: false, status: response.status, error: `HTTP ${response.status}`, retry: retryable(response.status), waitMs };
   } catch (error) {
     const timedOut = timeout.aborted && !notice.signal?.aborted;
+    const refused = (error as { cause?: { code?: string } }).cause?.code === 'EPRIVATEADDRESS';
     return {
       delivered: false,
       error: timedOut ? `no answer within ${notice.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` : messageOf(error),
-      retry: true,
+      retry: !refused,
     };
   }
 }
@@ -86,11 +104,11 @@ async function attempt(notice: WebhookNotice, fetchImpl: typeof fetch): Promise<
  * `backoff.maxMs`); any other answer (4xx, 3xx) is final. Never throws for a failed delivery.
  */
 export async function sendWebhookNotice(notice: WebhookNotice): Promise<NoticeOutcome> {
-  const problem = webhookUrlProblem(notice.url);
+  const problem = webhookUrlProblem(notice.url) ?? (notice.allowPrivateNetworks ? undefined : privateHostProblem(notice.url));
   if (problem) return { delivered: false, attempts: 0, error: `refused ${JSON.stringify(notice.url)}: ${problem}` };
   const attempts = Math.max(1, notice.attempts ?? DEFAULT_ATTEMPTS);
   const backoff = notice.backoff ?? defaultBackoff;
-  const fetchImpl = notice.fetchImpl ?? fetch;
+  const fetchImpl = notice.fetchImpl ?? (notice.allowPrivateNetworks ? fetch : publicFetch);
   let made = 0;
   for (;;) {
     if (notice.signal?.aborted) return { delivered: false, attempts: made, error: 'aborted' };

@@ -25,6 +25,8 @@ const ctx = useServiceAndTenant(() => ({
   env: {
     STORAGE_DIR: mkdtempSync(path.join(tmpdir(), 'export-notices-')),
     SMTP_URL: mail.smtpUrl,
+    NOTICE_ALLOW_PRIVATE_NETWORKS: 'true', // the test's receivers listen on loopback
+
     NOTICE_FROM: 'Ledger <exports@ledger.test>',
   },
 }));

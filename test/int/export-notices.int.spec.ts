@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -96,6 +97,7 @@ const sendTo = (notice: ExportNotice, options: Partial<Parameters<typeof sendWeb
     timeoutMs: 2_000,
     attempts: 4,
     backoff: fast,
+    allowPrivateNetworks: true, // the receiver is on loopback
     ...options,
   });
 
@@ -172,6 +174,27 @@ const decoded = (raw: string) =>
   raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 
 describe('email notices', () => {
+  it('reach only public hosts unless private networks are allowed: loopback, private and metadata addresses and names resolving to them are refused without retries', async () => {
+    const before = received.length;
+    for (const url of [
+      receiverUrl,
+      receiverUrl.replace('127.0.0.1', 'localhost'),
+      'http://10.1.2.3/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/hook',
+      'http://[::ffff:127.0.0.1]/hook',
+    ]) {
+      const outcome = await sendTo(completed('e-private'), { url, allowPrivateNetworks: false });
+      expect(outcome, url).toMatchObject({ delivered: false, attempts: 0 });
+      expect(outcome.error, url).toMatch(/private address|local name/);
+    }
+    // A name that is neither localhost nor an address literal but resolves to loopback (this machine's own name) is
+    // refused at the connection's own resolution, not retried.
+    const ownName = sendTo(completed('e-private'), { url: receiverUrl.replace('127.0.0.1', hostname()), allowPrivateNetworks: false });
+    expect(await ownName).toMatchObject({ delivered: false, attempts: 1 });
+    expect(received.length).toBe(before);
+  });
+
   it('go out through SMTP with the link and the counts in plain text and HTML', async () => {
     const notice = completed('e-mailed');
     const outcome = await sendEmailNotice({ smtpUrl, from: 'commerce-ledger <no-reply@localhost>', to: 'ops@shop.test', notice });

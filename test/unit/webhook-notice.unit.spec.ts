@@ -100,7 +100,7 @@ describe('sending a webhook notice', () => {
       return new Response('no', { status: answers.shift() ?? 200 });
     }) as typeof fetch;
     const outcome = await sendWebhookNotice({
-      url: 'http://127.0.0.1:9/x',
+      url: 'http://hooks.example.com/x',
       secret,
       body,
       id: 'e-1',
