@@ -172,6 +172,8 @@ const configSchema = z.object({
   FILE_URL_SECRET: z.string().min(32).optional(),
   /** An S3-compatible service instead of the filesystem (S3_ENDPOINT or S3_BUCKET set); unset endpoint: AWS. */
   S3_ENDPOINT: z.string().url().optional(),
+  /** Where clients reach the S3 service when the service itself reaches it by an internal name; download links are signed for it. */
+  S3_PUBLIC_ENDPOINT: z.string().url().optional(),
   /** Created on first use when missing; default `commerce-ledger`. */
   S3_BUCKET: z
     .string()

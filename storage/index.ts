@@ -18,6 +18,7 @@ type StorageConfig = Pick<
   | 'PUBLIC_BASE_URL'
   | 'FILE_URL_SECRET'
   | 'S3_ENDPOINT'
+  | 'S3_PUBLIC_ENDPOINT'
   | 'S3_BUCKET'
   | 'S3_REGION'
   | 'S3_ACCESS_KEY_ID'
@@ -33,6 +34,7 @@ export function createObjectStore(config: StorageConfig, logger: Logger): Object
     return new S3ObjectStore({
       bucket,
       endpoint: config.S3_ENDPOINT,
+      publicEndpoint: config.S3_PUBLIC_ENDPOINT,
       region: config.S3_REGION,
       accessKeyId: config.S3_ACCESS_KEY_ID,
       secretAccessKey: config.S3_SECRET_ACCESS_KEY,

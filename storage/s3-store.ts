@@ -17,6 +17,8 @@ export type S3StoreOptions = {
   bucket: string;
   /** Unset: AWS itself. */
   endpoint?: string;
+  /** Where clients reach the same service when the service reaches it by an internal name (a compose network): links are signed for it. */
+  publicEndpoint?: string;
   region: string;
   /** Both or neither; neither: the SDK's default chain (environment, profile, instance role). */
   accessKeyId?: string;
@@ -51,6 +53,8 @@ export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
   readonly bucket: string;
   private readonly client: S3Client;
+  /** Signs links only (no requests): for the public endpoint when there is one, since SigV4 signs the host. */
+  private readonly signer: S3Client;
   private readonly timeouts: S3Timeouts;
   private bucketReady: Promise<void> | undefined;
 
@@ -58,17 +62,20 @@ export class S3ObjectStore implements ObjectStore {
     this.bucket = options.bucket;
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     const { accessKeyId, secretAccessKey } = options;
-    this.client = new S3Client({
-      region: options.region,
-      endpoint: options.endpoint,
-      forcePathStyle: options.forcePathStyle,
-      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
-      maxAttempts: this.timeouts.maxAttempts,
-      requestHandler: { connectionTimeout: this.timeouts.connectMs, requestTimeout: this.timeouts.requestMs },
-      // S3-compatible servers do not all know the flexible checksums the SDK now sends by default.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    const clientAt = (endpoint: string | undefined) =>
+      new S3Client({
+        region: options.region,
+        endpoint,
+        forcePathStyle: options.forcePathStyle,
+        credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+        maxAttempts: this.timeouts.maxAttempts,
+        requestHandler: { connectionTimeout: this.timeouts.connectMs, requestTimeout: this.timeouts.requestMs },
+        // S3-compatible servers do not all know the flexible checksums the SDK now sends by default.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+      });
+    this.client = clientAt(options.endpoint);
+    this.signer = options.publicEndpoint ? clientAt(options.publicEndpoint) : this.client;
   }
 
   /** Once per store; a failure is not remembered, so the next call tries again (the service may be back). */
@@ -170,7 +177,7 @@ export class S3ObjectStore implements ObjectStore {
       ...(filename !== undefined ? { ResponseContentDisposition: attachmentDisposition(filename) } : {}),
     });
     const expiresIn = Math.min(MAX_EXPIRY_SECONDS, Math.max(1, Math.ceil(expiresInSeconds)));
-    return getSignedUrl(this.client, command, { expiresIn });
+    return getSignedUrl(this.signer, command, { expiresIn });
   }
 
   async probe(): Promise<boolean> {
@@ -187,6 +194,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    if (this.signer !== this.client) this.signer.destroy();
   }
 }
 

@@ -204,6 +204,8 @@ describe('catalog export to S3 (the local S3-compatible server)', () => {
   const ctx = useServiceAndTenant(() => ({
     env: {
       S3_ENDPOINT: inject('stack').s3Endpoint,
+      // The same server by another name, as a client outside a compose network reaches it: links are signed for it.
+      S3_PUBLIC_ENDPOINT: inject('stack').s3Endpoint.replace('127.0.0.1', 'localhost'),
       S3_BUCKET: `exports-${randomUUID()}`,
       S3_ACCESS_KEY_ID: S3PROXY_ACCESS_KEY_ID,
       S3_SECRET_ACCESS_KEY: S3PROXY_SECRET_ACCESS_KEY,
@@ -213,7 +215,7 @@ describe('catalog export to S3 (the local S3-compatible server)', () => {
   it('writes the same export there, downloadable through presigned links', async () => {
     const { record } = await checksEverything(ctx)();
     const url = new URL(record.download_url as string);
-    expect(url.origin).toBe(inject('stack').s3Endpoint);
+    expect(url.origin).toBe(inject('stack').s3Endpoint.replace('127.0.0.1', 'localhost'));
     expect(url.searchParams.has('X-Amz-Signature')).toBe(true);
   });
 });
