@@ -27,11 +27,16 @@ export type SyncStatus = {
 const failureColumns = ['item_push_id', 'product_id', 'last_error', 'last_http_status', 'failures', 'next_attempt_at', 'last_failed_at'];
 
 /** A connection's push state as its tenant and org see it; undefined for another's (or an unknown) connection. */
-export async function syncStatus(
+export function syncStatus(db: Knex, scope: Scope, connectionId: string, listLimit = 100): Promise<SyncStatus | undefined> {
+  // The counts and the lists in one snapshot: read apart, a failure recorded in between showed in the list, not the counts.
+  return db.transaction((tx) => readSyncStatus(tx, scope, connectionId, listLimit), { isolationLevel: 'repeatable read', readOnly: true });
+}
+
+async function readSyncStatus(
   db: Knex,
   { tenantId, orgId }: Scope,
   connectionId: string,
-  listLimit = 100,
+  listLimit: number,
 ): Promise<SyncStatus | undefined> {
   const connection = await db(`${schema}.connections`)
     .where({ id: connectionId, tenant_id: tenantId, org_id: orgId })
