@@ -1,11 +1,12 @@
 // Single-node KRaft Kafka (combined broker+controller) as a detached JVM; jars resolved by Maven once.
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { mavenClasspath } from '../maven-classpath.ts';
 import { envPort, livePid, logsDir, portOpen, spawnDetached, stopProcess, waitUntil, type Log } from '../process-control.ts';
 
 const run = promisify(execFile);
@@ -50,37 +51,9 @@ export async function describeKafka(brokers: string[]): Promise<{ clusterId: str
   }
 }
 
-/** Runtime classpath of the broker, cached per pom content so Maven only runs when the pom changes. */
-async function resolveClasspath(stackDir: string, log: Log): Promise<string> {
-  const pomHash = createHash('sha256').update(fs.readFileSync(POM)).digest('hex').slice(0, 12);
-  const cacheFile = path.join(kafkaDir(stackDir), `classpath-${pomHash}.txt`);
-  if (fs.existsSync(cacheFile)) {
-    const cp = fs.readFileSync(cacheFile, 'utf8').trim();
-    if (cp && cp.split(path.delimiter).every((jar) => fs.existsSync(jar))) return cp;
-  }
-  log('kafka: resolving broker jars with Maven (first run only)...');
-  const started = Date.now();
-  fs.mkdirSync(kafkaDir(stackDir), { recursive: true });
-  fs.mkdirSync(logsDir(stackDir), { recursive: true });
-  const tmp = `${cacheFile}.tmp`;
-  const mavenLog = path.join(logsDir(stackDir), 'maven-kafka.log');
-  const mvn = process.platform === 'win32' ? 'mvn.cmd' : 'mvn';
-  try {
-    const { stdout, stderr } = await run(
-      mvn,
-      ['-q', '-B', '-Dstyle.color=never', '-f', POM, 'dependency:build-classpath', `-Dmdep.outputFile=${tmp}`],
-      { maxBuffer: 16 * 1024 * 1024 },
-    );
-    fs.writeFileSync(mavenLog, stdout + stderr);
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
-    fs.writeFileSync(mavenLog, `${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-    throw new Error(`kafka: Maven could not resolve ${POM}; see ${mavenLog}`, { cause: err });
-  }
-  fs.renameSync(tmp, cacheFile);
-  log(`kafka: jars resolved in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  return fs.readFileSync(cacheFile, 'utf8').trim();
-}
+/** Runtime classpath of the broker. */
+const resolveClasspath = (stackDir: string, log: Log): Promise<string> =>
+  mavenClasspath({ name: 'kafka', what: 'broker jars', pom: POM, dir: kafkaDir(stackDir), stackDir, log });
 
 function writeConfig({ stackDir, port, controllerPort }: BrokerSite): { serverProps: string; log4jProps: string } {
   const dir = kafkaDir(stackDir);

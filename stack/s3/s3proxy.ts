@@ -1,15 +1,12 @@
 // S3Proxy (org.gaul:s3proxy, its jar-with-dependencies from Maven Central) as a detached JVM: an S3-compatible server
 // on jclouds' filesystem backend under <stackDir>/s3/data, checking SigV2/SigV4 signatures (presigned URLs included)
 // against one fixed, public key pair. Listens on 127.0.0.1:S3_PORT (default 18082).
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { mavenClasspath } from '../maven-classpath.ts';
 import { envPort, livePid, logsDir, portOpen, spawnDetached, stopProcess, waitUntil, type Log } from '../process-control.ts';
 
-const run = promisify(execFile);
 const POM = path.join(path.dirname(fileURLToPath(import.meta.url)), 'pom.xml');
 /** In S3Proxy's command line (the jar's path) and nobody else's. */
 const MARKER = 's3proxy-';
@@ -28,35 +25,9 @@ export const s3EndpointOf = (port: number): string => `http://127.0.0.1:${port}`
 /** Where one server lives and listens (the stack's, or a test's private one); `jarsStackDir` holds the resolved jar's path. */
 export type S3Site = { stackDir: string; port: number; jarsStackDir: string };
 
-/** The jar's path, cached per pom content so Maven only runs when the pom changes. */
-async function resolveJar(stackDir: string, log: Log): Promise<string> {
-  const pomHash = createHash('sha256').update(fs.readFileSync(POM)).digest('hex').slice(0, 12);
-  const cacheFile = path.join(s3Dir(stackDir), `classpath-${pomHash}.txt`);
-  if (fs.existsSync(cacheFile)) {
-    const jar = fs.readFileSync(cacheFile, 'utf8').trim();
-    if (jar && fs.existsSync(jar)) return jar;
-  }
-  log('s3: resolving the S3Proxy jar with Maven (first run only)...');
-  fs.mkdirSync(s3Dir(stackDir), { recursive: true });
-  fs.mkdirSync(logsDir(stackDir), { recursive: true });
-  const tmp = `${cacheFile}.${process.pid}.tmp`;
-  const mavenLog = path.join(logsDir(stackDir), 'maven-s3proxy.log');
-  const mvn = process.platform === 'win32' ? 'mvn.cmd' : 'mvn';
-  try {
-    const { stdout, stderr } = await run(
-      mvn,
-      ['-q', '-B', '-Dstyle.color=never', '-f', POM, 'dependency:build-classpath', `-Dmdep.outputFile=${tmp}`],
-      { maxBuffer: 16 * 1024 * 1024 },
-    );
-    fs.writeFileSync(mavenLog, stdout + stderr);
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
-    fs.writeFileSync(mavenLog, `${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-    throw new Error(`s3: Maven could not resolve ${POM}; see ${mavenLog}`, { cause: err });
-  }
-  fs.renameSync(tmp, cacheFile);
-  return fs.readFileSync(cacheFile, 'utf8').trim();
-}
+/** The jar's path (the pom excludes its dependencies: the jar-with-dependencies is the whole classpath). */
+const resolveJar = (stackDir: string, log: Log): Promise<string> =>
+  mavenClasspath({ name: 's3', what: 'the S3Proxy jar', pom: POM, dir: s3Dir(stackDir), stackDir, log });
 
 function writeConfig({ stackDir, port }: S3Site): string {
   const dir = s3Dir(stackDir);
