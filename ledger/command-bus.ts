@@ -4,10 +4,12 @@ import type { CommandReply } from './command-reply.ts';
 import { PayloadTooLargeError } from './errors.ts';
 import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
 import { supervisedConsumer } from './kafka.ts';
+import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Part, PartSignals } from './supervisor.ts';
+import { errorField } from './throttled-log.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export class CommandTimeoutError extends Error {
@@ -26,6 +28,7 @@ type Pending = { resolve: (reply: CommandReply) => void; reject: (error: Error) 
 export class CommandBus implements Part {
   private producer?: { client: Producer; connected: Promise<void> };
   private consumer?: Consumer;
+  private commits?: PeriodicCommit;
   private positioned = false;
   private readonly pending = new Map<string, Pending>();
   private readonly repliesTopic: string;
@@ -69,14 +72,19 @@ export class CommandBus implements Part {
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topic: this.repliesTopic, fromBeginning: false });
+    // Committed every few seconds, not per batch: replies read again after a restart settle nothing.
+    this.commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
+      this.log.warn({ err: errorField(error) }, 'reply offsets not committed'),
+    );
     await consumer.run({
-      autoCommit: true,
+      autoCommit: false,
       eachMessage: async ({ message }) => {
         if (!message.value) return;
         const reply = JSON.parse(message.value.toString()) as CommandReply;
         this.settle(reply.commandId)?.resolve(reply);
       },
     });
+    this.commits.start();
     if (!this.positioned) await this.awaitOwnPing();
     this.positioned = true;
   }
@@ -84,6 +92,8 @@ export class CommandBus implements Part {
   async stop(): Promise<void> {
     const consumer = this.consumer;
     this.consumer = undefined;
+    await this.commits?.stop();
+    this.commits = undefined;
     await consumer?.disconnect().catch(() => undefined);
   }
 
