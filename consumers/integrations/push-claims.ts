@@ -22,6 +22,14 @@ export type ClaimedItem = {
   create_was_started: boolean;
 };
 
+/** Whether the push queue knows an active connection (only then can anything be due). */
+export async function anyActiveConnection(db: Knex): Promise<boolean> {
+  const { rows } = (await db.raw(`select exists (select 1 from ??.connections where status = 'ACTIVE') as any`, [push])) as {
+    rows: { any: boolean }[];
+  };
+  return rows[0]?.any ?? false;
+}
+
 /**
  * Leases due items of every active connection, up to `perConnection` less the calls `busy` says it has in flight
  * (a paused connection counts as full), so that one connection's backlog never fills a claim. Due: requested beyond

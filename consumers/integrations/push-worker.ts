@@ -11,7 +11,7 @@ import { catalogProjection } from '../../projections/catalog/catalog-projection.
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
 import { loadCommerceItems, productReference } from './commerce-item.ts';
 import { ProviderError, type CommerceItem, type ConnectionProvider } from './provider.ts';
-import { claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
+import { anyActiveConnection, claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
 
 export type PushWorkerOptions = {
   provider: () => ConnectionProvider & { close(): Promise<void> };
@@ -51,6 +51,9 @@ class PushWorker implements Part {
   private stopping = false;
   private readonly wakeUp = new WakeUp();
   private queueChanged = true;
+  /** Whether a connection is active, as the push queue showed it at its last progress; no claims while none is. */
+  private anyActive = true;
+  private activeUnknown = true;
   private unsubscribe: (() => void)[] = [];
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
@@ -80,9 +83,13 @@ class PushWorker implements Part {
     this.unsubscribe = [
       this.deps.onProgress(pushProjection.name, () => {
         this.queueChanged = true;
+        this.activeUnknown = true;
         this.wakeUp.wake();
       }),
-      this.deps.onProgress(catalogProjection.name, () => this.wakeUp.wake()),
+      // Without an active connection nothing waits for the catalog: a catalog-only service claims nothing per write.
+      this.deps.onProgress(catalogProjection.name, () => {
+        if (this.anyActive) this.wakeUp.wake();
+      }),
     ];
     this.loop = this.run();
     this.signals.running();
@@ -113,7 +120,14 @@ class PushWorker implements Part {
           lastWebhookCheck = Date.now();
           await this.subscribeWebhooks();
         }
-        claimed = await this.claimAndPush();
+        if (this.activeUnknown) {
+          this.activeUnknown = false;
+          this.anyActive = await anyActiveConnection(this.deps.db).catch((error: unknown) => {
+            this.activeUnknown = true;
+            throw error;
+          });
+        }
+        if (this.anyActive) claimed = await this.claimAndPush();
       } catch (error) {
         this.throttled.write('warn', 'push-claim', { err: errorField(error) }, 'push worker could not claim work; trying again');
         await sleep(1_000);
