@@ -1,9 +1,10 @@
 import type { Batch, Consumer, Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
-import pg, { type ClientBase } from 'pg';
+import pg, { type ClientBase, type QueryResult } from 'pg';
 import type { EventCodec } from './event-codec.ts';
 import { GroupCommit, groupCommitRun } from './group-commit.ts';
 import { supervisedConsumer } from './kafka.ts';
+import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
 import { batchContextFor, contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
@@ -55,6 +56,7 @@ const partitionKey = (topic: string, partition: number) => `${topic}|${partition
  */
 export class ProjectionRunner {
   private consumer?: Consumer;
+  private commits?: PeriodicCommit;
   private readonly lag = new Map<string, number>();
   private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
@@ -73,7 +75,7 @@ export class ProjectionRunner {
     const generation = await prepareProjectionSchema(db, this.projection, this.options.schema);
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
     const groupId = projectionGroupId(namespace, this.projection, generation);
-    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false, maxWaitTimeInMs: 100 }, this.signals);
+    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, this.signals);
     this.consumer = consumer;
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
       this.lag.set(`${payload.topic}|${payload.partition}`, Number(payload.offsetLag));
@@ -88,12 +90,20 @@ export class ProjectionRunner {
     for (const topic of this.projection.topics) {
       await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
     }
-    await consumer.run(groupCommitRun(this.group, { autoCommit: true }));
+    // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
+    // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
+    this.commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
+      this.log.write('warn', 'offset-commit', { err: errorField(error) }, 'group offsets not committed (the checkpoints are the position)'),
+    );
+    await consumer.run(groupCommitRun(this.group, { autoCommit: false }));
+    this.commits.start();
   }
 
   async stop(): Promise<void> {
     const consumer = this.consumer;
     this.consumer = undefined;
+    await this.commits?.stop();
+    this.commits = undefined;
     await consumer?.disconnect().catch(() => undefined);
   }
 
@@ -117,11 +127,16 @@ export class ProjectionRunner {
     await sql.query('select pg_advisory_xact_lock(hashtext($1))', [projectionLockKey(this.projection)]);
   }
 
-  /** Every checkpoint of the schema, by topic and partition (a few rows: one per partition read). */
-  private async checkpoints(sql: ClientBase): Promise<Map<string, bigint>> {
-    const { rows } = await sql.query<{ topic: string; partition: number; offset: string }>(
-      `select topic, partition, "offset" from ${pg.escapeIdentifier(this.options.schema)}.checkpoints`,
-    );
+  /**
+   * Takes the projection's lock, then reads every checkpoint of the schema (a few rows: one per partition read), in
+   * one round trip: two statements of one simple query, the second with a snapshot taken once the lock is held.
+   */
+  private async lockAndReadCheckpoints(sql: ClientBase): Promise<Map<string, bigint>> {
+    const results = (await sql.query(
+      `select pg_advisory_xact_lock(hashtext(${pg.escapeLiteral(projectionLockKey(this.projection))}));
+       select topic, partition, "offset" from ${pg.escapeIdentifier(this.options.schema)}.checkpoints`,
+    )) as unknown as QueryResult<{ topic: string; partition: number; offset: string }>[];
+    const rows = results[1]?.rows ?? [];
     return new Map(rows.map((row) => [partitionKey(row.topic, row.partition), BigInt(row.offset)]));
   }
 
@@ -192,9 +207,8 @@ export class ProjectionRunner {
     await this.deps.db.transaction(async (trx) => {
       const batchContext = await batchContextFor(trx, schema);
       const { sql } = batchContext;
-      await this.lock(sql);
       // A later batch of the same partition sees the earlier one's checkpoint, as if each were saved in turn.
-      const applied = await this.checkpoints(sql);
+      const applied = await this.lockAndReadCheckpoints(sql);
       const fresh: RecordedEvent[] = [];
       for (const { batch, events } of decoded) {
         const key = partitionKey(batch.topic, batch.partition);
