@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { z } from 'zod';
+import { VerifiedTokens } from './verified-tokens.ts';
 import type { Actor } from '../../ledger/message.ts';
 import { ValidationError } from '../../ledger/errors.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
@@ -56,18 +57,23 @@ export const authPlugin = fp(
           'verify',
         ])
       : undefined;
+    const verified = new VerifiedTokens();
     app.decorateRequest('principal', null as unknown as Principal);
     app.decorate('authenticate', async (request: FastifyRequest, reply?: FastifyReply) => {
       const authorization = headerValue(request, 'authorization');
       const match = authorization?.match(/^Bearer\s+(\S+)$/i);
       if (!match?.[1]) throw new UnauthorizedError('an Authorization: Bearer <token> header is required');
-      let payload: JWTPayload;
-      try {
-        payload = await verify(match[1], options, jwks, devKey);
-      } catch (error) {
-        if (error instanceof UnauthorizedError) throw error;
-        const reason = error instanceof joseErrors.JWTExpired ? 'the token has expired' : 'the token is invalid';
-        throw new UnauthorizedError(reason);
+      const token = match[1];
+      let payload = verified.get(token, Date.now());
+      if (!payload) {
+        try {
+          payload = await verify(token, options, jwks, devKey);
+        } catch (error) {
+          if (error instanceof UnauthorizedError) throw error;
+          const reason = error instanceof joseErrors.JWTExpired ? 'the token has expired' : 'the token is invalid';
+          throw new UnauthorizedError(reason);
+        }
+        verified.remember(token, payload, Date.now());
       }
       const claims = claimsSchema.safeParse(payload);
       if (!claims.success) throw new UnauthorizedError('the token lacks the sub, tenant_id or org_id claim');
