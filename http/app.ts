@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../ledger/config.ts';
+import { NotFoundError } from '../ledger/errors.ts';
 import type { Logger } from '../ledger/logger.ts';
 import { LedgerMetrics } from '../ledger/metrics.ts';
 import type { LedgerModules } from '../ledger/runtime.ts';
@@ -38,6 +39,9 @@ import validationRoutes from './routes/validation.ts';
 
 /** Every response names its request: the client's `X-Correlation-ID` when it gave a usable one, else a generated UUID. */
 const CORRELATION_HEADER = 'x-correlation-id';
+
+/** What an instance without the api role answers. */
+const OPERATIONAL_PATHS = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
 
 const sendError = (reply: FastifyReply, error: unknown) => {
   const { statusCode, body, headers } = getHttpResponseFromError(error);
@@ -94,6 +98,14 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
       throw Object.assign(new Error('an HTTP/1.1 request needs a Host header'), { statusCode: 400 });
     }
   });
+  if (!config.SERVICE_ROLES.has('api')) {
+    // An instance that runs only background parts serves its health and metrics; the API is another instance's.
+    app.addHook('onRequest', async (request) => {
+      if (!OPERATIONAL_PATHS.has(request.url.split('?')[0] ?? '')) {
+        throw new NotFoundError(`this instance does not serve ${request.method} ${request.url.split('?')[0]} (SERVICE_ROLES has no api)`);
+      }
+    });
+  }
   useStrictJsonBodies(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -68,6 +68,10 @@ function shown(name: string, value: unknown): string {
   return `${name}=${JSON.stringify(safe.length > 200 ? `${safe.slice(0, 200)}…` : safe)}`;
 }
 
+/** The parts an instance may run; several instances of one namespace share the work by running different ones. */
+export const SERVICE_ROLES = ['api', 'processors', 'projections', 'streams'] as const;
+export type ServiceRole = (typeof SERVICE_ROLES)[number];
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -110,6 +114,26 @@ const configSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * What this instance runs (comma-separated, default all): `api` the HTTP API, `processors` the command processors
+   * and event routers, `projections` the read models, `streams` the workers (push, order mapping, bulk, export, feed).
+   * Health and metrics are always served.
+   */
+  SERVICE_ROLES: z
+    .string()
+    .default(SERVICE_ROLES.join(','))
+    .transform((value, ctx) => {
+      const named = value
+        .split(',')
+        .map((role) => role.trim())
+        .filter((role) => role !== '');
+      const unknown = named.filter((role) => !(SERVICE_ROLES as readonly string[]).includes(role));
+      if (unknown.length > 0 || named.length === 0) {
+        ctx.addIssue({ code: 'custom', message: `roles are ${SERVICE_ROLES.join(', ')} (comma-separated, at least one)` });
+        return z.NEVER;
+      }
+      return new Set(named as ServiceRole[]) as ReadonlySet<ServiceRole>;
+    }),
   /** Runs the command processors and event routers in a worker thread of their own (a second core), not on the edge's loop. */
   PROCESSORS_IN_THREAD: z
     .enum(['true', 'false'])

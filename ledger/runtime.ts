@@ -121,23 +121,27 @@ export async function startRuntime(
       stops.push(() => stopTogether(started, logger));
     };
     const maxRecordBytes = config.RECORD_LIMIT_BYTES;
-    if (processorsThread) {
-      const supervisor = new Supervisor('processor-thread', logger);
-      const thread = new ProcessorThread(config, processorsThread, codec.schemaIds(), logger, supervisor);
-      await supervisor.start(thread);
-      const inside = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
-      statuses.push(supervisor, ...thread.readers(inside));
-      stops.push(() => supervisor.stop());
-      // The thread measures its rounds in a registry of its own: its text follows this registry's at every scrape.
-      metrics?.addExposition(() => thread.metricsText());
-    } else {
-      const measured = metrics ? { metrics: new ProcessorMetrics(metrics.registry) } : {};
-      const parts = await startProcessorParts({ kafka, codec, namespace, logger, maxRecordBytes, ...measured }, aggregates, routes);
-      statuses.push(...parts);
-      stops.push(() => stopTogether(parts, logger));
+    const roles = config.SERVICE_ROLES;
+    // An instance without the processors role leaves deciding to another instance of the namespace.
+    if (roles.has('processors')) {
+      if (processorsThread) {
+        const supervisor = new Supervisor('processor-thread', logger);
+        const thread = new ProcessorThread(config, processorsThread, codec.schemaIds(), logger, supervisor);
+        await supervisor.start(thread);
+        const inside = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
+        statuses.push(supervisor, ...thread.readers(inside));
+        stops.push(() => supervisor.stop());
+        // The thread measures its rounds in a registry of its own: its text follows this registry's at every scrape.
+        metrics?.addExposition(() => thread.metricsText());
+      } else {
+        const measured = metrics ? { metrics: new ProcessorMetrics(metrics.registry) } : {};
+        const parts = await startProcessorParts({ kafka, codec, namespace, logger, maxRecordBytes, ...measured }, aggregates, routes);
+        statuses.push(...parts);
+        stops.push(() => stopTogether(parts, logger));
+      }
     }
     await startAll(
-      projections.map((projection) => ({
+      (roles.has('projections') ? projections : []).map((projection) => ({
         name: `projection-${projection.name}`,
         create: (signals) => {
           const runner = new ProjectionRunner(
@@ -163,7 +167,7 @@ export async function startRuntime(
       await bus.close();
     });
     await startAll(
-      workers.map((worker) => ({
+      (roles.has('streams') ? workers : []).map((worker) => ({
         name: `${worker.name}-worker`,
         create: (signals) =>
           worker.create(

@@ -81,6 +81,13 @@ describe('configuration', () => {
     expect(message).toContain('LOG_LEVEL="loud"');
   });
 
+  it('runs every role unless SERVICE_ROLES names some, and refuses a role it does not know', () => {
+    expect([...loadConfig(base).SERVICE_ROLES]).toEqual(['api', 'processors', 'projections', 'streams']);
+    expect([...loadConfig({ ...base, SERVICE_ROLES: ' api , streams' }).SERVICE_ROLES]).toEqual(['api', 'streams']);
+    expect(refusal({ SERVICE_ROLES: 'api,workers' }).message).toContain('SERVICE_ROLES="api,workers"');
+    expect(refusal({ SERVICE_ROLES: ' , ' }).message).toContain('SERVICE_ROLES');
+  });
+
   it('asks for an authentication mode', () => {
     expect(() => loadConfig({})).toThrow(StartupError);
     expect(() => loadConfig({})).toThrow(/AUTH_JWKS_URL .* AUTH_DEV_SECRET/);
