@@ -7,6 +7,7 @@ import { liveSchema } from '../../ledger/projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
+import { blockedProducts } from '../../projections/validation/validation-queries.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
 
 export const EXPORT_SCHEMA_VERSION = 1;
@@ -69,19 +70,6 @@ async function writeLines(store: ObjectStore, key: string, lines: AsyncIterable<
   );
   await Promise.all([stored, written]);
   return { key, lines: count, bytes: tally.bytes, sha256: tally.digest() };
-}
-
-/**
- * Products with an open ERROR issue of their own, read once as a set: a per-product lookup would scan the tenant's
- * issues (many WARNINGs) for each product.
- */
-async function blockedProducts(tx: Knex.Transaction, scope: Scope): Promise<Set<string>> {
-  const { rows } = (await tx.raw(
-    `select distinct product_id from ${validation}.validation_issues
-     where tenant_id = ? and org_id = ? and severity = 'ERROR' and not resolved and bulk_job_id is null and product_id is not null`,
-    [scope.tenantId, scope.orgId],
-  )) as { rows: { product_id: string }[] };
-  return new Set(rows.map((row) => row.product_id));
 }
 
 /** One product a line, with its variants, media and attribute values; products with an open ERROR issue are left out. */

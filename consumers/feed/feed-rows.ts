@@ -3,12 +3,11 @@ import { liveSchema } from '../../ledger/projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
-import { validationProjection } from '../../projections/validation/validation-projection.ts';
+import { blockedProducts } from '../../projections/validation/validation-queries.ts';
 import type { FeedProduct, FeedVariant } from './feed-document.ts';
 
 const catalog = liveSchema(catalogProjection);
 const oms = liveSchema(omsProjection);
-const validation = liveSchema(validationProjection);
 
 type ProductRow = Pick<FeedProduct, 'id' | 'title' | 'description' | 'sku' | 'brand' | 'category' | 'status'>;
 type VariantRow = Omit<FeedVariant, 'available'> & { product_id: string };
@@ -29,15 +28,7 @@ const groupBy = <T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
  * every page and every table reads the same moment of the read models.
  */
 export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): AsyncGenerator<FeedProduct> {
-  // Open ERROR issues are few: read once, not per page (a tenant's open warnings may be as many as its products).
-  const failing = new Set(
-    (
-      (await trx(`${validation}.validation_issues`)
-        .where({ tenant_id: scope.tenantId, org_id: scope.orgId, resolved: false, severity: 'ERROR' })
-        .whereNotNull('product_id')
-        .distinct('product_id')) as { product_id: string }[]
-    ).map((e) => e.product_id),
-  );
+  const failing = await blockedProducts(trx, scope);
   let after: string | null = null;
   for (;;) {
     const query = trx(`${catalog}.products`)

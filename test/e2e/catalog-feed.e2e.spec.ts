@@ -5,6 +5,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
 import { catalogFeedAggregate, catalogFeedIdOf } from '../../commands/ucp/catalog-feed.ts';
 import { namespaced } from '../../ledger/topics.ts';
+import { jobEnd, submitJob } from '../support/bulk.ts';
 import type { Tenant } from '../support/client.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -317,6 +318,27 @@ describe('catalog feed: GET /api/v1/ucp/catalog.json', () => {
     const marker = await product(tenant, { title: 'Marker', sku: 'MARK-1' });
     const later = await feedWhere(tenant, listed(marker.id));
     expect(ids(later.jsonLd)).not.toContain(badBarcode.id);
+  });
+
+  it('keeps listing a product whose bulk update item failed: the product is as it was, as in the export', async () => {
+    const tenant = ctx.tenant;
+    const kettle = await product(tenant, { title: 'Kettle', sku: 'KETTLE-1' });
+    await feedWhere(tenant, listed(kettle.id));
+    const submitted = await submitJob(tenant, 'BULK_UPDATE', [{ id: kettle.id, title: '' }]);
+    expect((await jobEnd(tenant, submitted.body.id)).job).toMatchObject({ status: 'FAILED', failed_items: 1 });
+    // The validation read model follows the bulk job's own: wait for the item's issue.
+    let issues: Record<string, unknown>[] = [];
+    for (let tries = 0; tries < 100 && !issues.some((issue) => issue.product_id === kettle.id); tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      issues = ok(await tenant.request('GET', '/api/v1/pim/validation'), 200) as Record<string, unknown>[];
+    }
+    expect(issues).toEqual(
+      expect.arrayContaining([expect.objectContaining({ product_id: kettle.id, bulk_job_id: submitted.body.id, severity: 'ERROR' })]),
+    );
+    // A later change rebuilds the feed; the kettle is still in it.
+    const marker = await product(tenant, { title: 'Marker after the bulk job', sku: 'MARK-2' });
+    const later = await feedWhere(tenant, listed(marker.id));
+    expect(ids(later.jsonLd)).toContain(kettle.id);
   });
 
   it('leaves out a DRAFT product, and lists it again once ACTIVE', async () => {
