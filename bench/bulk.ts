@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { ensureDatabase, withDatabase } from '../ledger/database.ts';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
-import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
+import { readCpu } from './cpu.ts';
 import { productsTable } from './postgres-baseline.ts';
-import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
+import { phaseLog, printCpu, sumOf, type Column, type Phase } from './cpu-report.ts';
+import { mb, memoryKb, rssSampler } from './seed.ts';
 import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
 
 /**
@@ -29,12 +29,7 @@ const UPDATED_CATEGORY = 'bench-updated';
 const running: { service?: Service } = {};
 const { sources, backends } = stackCpuSources(running);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const cpuPhases: Phase[] = [];
-const phaseOf = (name: string, count: number, seconds: number, before: CpuReading, after: CpuReading, involved: Column[]): Phase => {
-  const phase: Phase = { name, count, seconds, p50: NaN, p99: NaN, cpu: withOthers(cpuBetween(before, after)), involved };
-  cpuPhases.push(phase);
-  return phase;
-};
+const { phases: cpuPhases, record: phaseOf } = phaseLog();
 
 type ImportItem = { title: string; sku: string; description: string; category: string; brand: string };
 const importItems: ImportItem[] = Array.from({ length: N }, (_, i) => ({
@@ -119,32 +114,6 @@ const counter = await workCounter({ postgresServerUrl: stack.postgresServerUrl, 
 const serviceDb = new pg.Client({ connectionString: service.databaseUrl });
 serviceDb.on('error', () => undefined);
 
-/** The service's memory, from /proc/<pid>/status: kB of VmRSS (now) or VmHWM (peak since it started). */
-const memoryKb = (field: 'VmRSS' | 'VmHWM'): number | undefined => {
-  const pid = service.pid();
-  if (pid === undefined) return undefined;
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith(`${field}:`));
-    return line ? Number(line.split(/\s+/)[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-};
-/** Samples VmRSS every 250 ms until stopped; the peak seen. */
-function rssSampler() {
-  let peak = memoryKb('VmRSS') ?? 0;
-  const timer = setInterval(() => (peak = Math.max(peak, memoryKb('VmRSS') ?? 0)), 250);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      return Math.max(peak, memoryKb('VmRSS') ?? 0);
-    },
-  };
-}
-const mb = (kb: number | undefined) => (kb === undefined ? '-' : `${(kb / 1024).toFixed(0)} MB`);
-
 type JobBody = {
   id: string;
   status: 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
@@ -183,7 +152,7 @@ async function runJob(
   readable: () => Promise<string | undefined>,
 ): Promise<Run> {
   const workBefore = await counter.read();
-  const rss = rssSampler();
+  const rss = rssSampler(() => service.pid());
   const body = JSON.stringify({ job_type: jobType, payload });
   const before = readCpu(sources);
   const started = performance.now();
@@ -248,7 +217,7 @@ try {
   await serviceDb.connect();
   const tenant = await newTenant(service.baseUrl);
   await untilReady(service.baseUrl, 60_000);
-  rssAtStart.rss = memoryKb('VmRSS') ?? 0;
+  rssAtStart.rss = memoryKb(service.pid()) ?? 0;
   const stats = async () => {
     const r = await tenant.request<Stats>('GET', '/api/v1/pim/stats');
     if (r.status !== 200) throw new Error(`stats answered ${r.status}`);
@@ -315,7 +284,7 @@ try {
 } catch (error) {
   failure = error;
 } finally {
-  const hwm = memoryKb('VmHWM');
+  const hwm = memoryKb(service.pid(), 'VmHWM');
   await serviceDb.end().catch(() => undefined);
   await service.discard(); // its topics and database too: a run leaves nothing on the shared stack
   backends.stop();

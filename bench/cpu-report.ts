@@ -1,4 +1,4 @@
-import { CLOCK_TICKS_PER_SECOND, type CpuReading } from './cpu.ts';
+import { CLOCK_TICKS_PER_SECOND, cpuBetween, type CpuReading } from './cpu.ts';
 import type { Figures } from './measure.ts';
 
 /** The processes a CPU figure is read from, in the order they are printed. */
@@ -7,6 +7,17 @@ export type Column = (typeof columns)[number];
 
 /** A measured phase: `involved` are the processes doing the work measured; their sum is the figure. */
 export type Phase = Figures & { cpu: CpuReading; involved: Column[] };
+
+/** The phases of a bench timed by hand (no latencies): `record` adds one from the CPU read before and after it. */
+export function phaseLog() {
+  const phases: Phase[] = [];
+  const record = (name: string, count: number, seconds: number, before: CpuReading, after: CpuReading, involved: Column[]): Phase => {
+    const phase: Phase = { name, count, seconds, p50: NaN, p99: NaN, cpu: withOthers(cpuBetween(before, after)), involved };
+    phases.push(phase);
+    return phase;
+  };
+  return { phases, record };
+}
 
 /** The rest of the machine: its busy time less every process measured here (`pg: run db` is part of `postgres`). */
 export function withOthers(cpu: CpuReading): CpuReading {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -10,6 +10,7 @@ import { newTenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName } from '../test/support/service-process.ts';
 import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
 import { printCpu, withOthers, type Column, type Phase } from './cpu-report.ts';
+import { bulkImport, mb, memoryKb } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
@@ -37,17 +38,7 @@ const database = `cl_${namespace.replace(/-/g, '_')}`;
 backends.watch(database);
 const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error', STORAGE_DIR: storageDir } });
 running.service = service;
-const rssKb = (): number => {
-  const pid = service.pid();
-  const line =
-    pid === undefined
-      ? undefined
-      : readFileSync(`/proc/${pid}/status`, 'utf8')
-          .split('\n')
-          .find((l) => l.startsWith('VmRSS:'));
-  return line ? Number(line.split(/\s+/)[1]) : 0;
-};
-const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+const rssKb = (): number => memoryKb(service.pid()) ?? 0;
 
 try {
   await untilReady(service.baseUrl, 60_000);
@@ -60,14 +51,7 @@ try {
     brand: `brand ${i % 20}`,
   }));
   const seedStarted = performance.now();
-  const job = await tenant.request<{ id: string }>('POST', '/api/v1/pim/bulk-jobs', { job_type: 'BULK_IMPORT', payload: items });
-  if (job.status !== 200) throw new Error(`bulk import answered ${job.status}`);
-  for (;;) {
-    const r = await tenant.request<{ status: string }>('GET', `/api/v1/pim/bulk-jobs/${job.body.id}`);
-    if (r.body.status === 'COMPLETED') break;
-    if (r.body.status === 'FAILED') throw new Error('bulk import failed');
-    await sleep(1_000);
-  }
+  await bulkImport(tenant, items);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   await untilReady(service.baseUrl, 120_000);
   await sleep(5_000); // let the quality pipeline and the feed settle, so the export runs alone

@@ -7,9 +7,10 @@ import { gtinCheckDigit } from '../commands/quality/gtin.ts';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
-import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
-import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
+import { readCpu } from './cpu.ts';
+import { phaseLog, printCpu, sumOf, type Phase } from './cpu-report.ts';
 import { measure } from './measure.ts';
+import { bulkImport } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
@@ -30,12 +31,7 @@ const TEMPLATE = 'https://shop.example.com/products/{sku}';
 const running: { service?: Service } = {};
 const { sources, backends } = stackCpuSources(running);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const cpuPhases: Phase[] = [];
-const phaseOf = (name: string, count: number, seconds: number, before: CpuReading, after: CpuReading, involved: Column[]): Phase => {
-  const phase: Phase = { name, count, seconds, p50: NaN, p99: NaN, cpu: withOthers(cpuBetween(before, after)), involved };
-  cpuPhases.push(phase);
-  return phase;
-};
+const { phases: cpuPhases, record: phaseOf } = phaseLog();
 const ean13 = (i: number) => {
   const body = `40${String(i).padStart(10, '0')}`;
   return `${body}${gtinCheckDigit(body)}`;
@@ -101,14 +97,7 @@ try {
     category: `category ${i % 50}`,
     brand: `brand ${i % 20}`,
   }));
-  const job = await tenant.request<{ id: string }>('POST', '/api/v1/pim/bulk-jobs', { job_type: 'BULK_IMPORT', payload: items });
-  if (job.status !== 200) throw new Error(`bulk import answered ${job.status}`);
-  for (;;) {
-    const r = await tenant.request<{ status: string }>('GET', `/api/v1/pim/bulk-jobs/${job.body.id}`);
-    if (r.body.status === 'COMPLETED') break;
-    if (r.body.status === 'FAILED') throw new Error('bulk import failed');
-    await sleep(200);
-  }
+  await bulkImport(tenant, items);
   setup.push(`bulk import of ${N} products: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const serviceDb = new pg.Client({ connectionString: service.databaseUrl });
   await serviceDb.connect();

@@ -1,0 +1,122 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { productAggregate } from '../commands/catalog/product.ts';
+import { productQualityAggregate } from '../commands/quality/product-quality.ts';
+import { namespaced } from '../ledger/topics.ts';
+import { ensureStack } from '../stack/stack.ts';
+import { newTenant } from '../test/support/client.ts';
+import { startServiceProcess, uniqueName } from '../test/support/service-process.ts';
+import { cpuBetween, readCpu } from './cpu.ts';
+import { bulkImport, mb, memoryKb, rssSampler } from './seed.ts';
+import { stackCpuSources, untilReady } from './service-work.ts';
+
+/**
+ * Issue 16's restart figure as it stands before a local state store: a service holding N products (bulk-imported) is
+ * stopped with SIGTERM and started again, timed until GET /health answers and until GET /health/ready (every processor
+ * has restored its aggregates from the compacted state changelogs, every consumer caught up), with the service's RSS
+ * before the stop, at ready and at its peak during the restore, and its CPU for the restart. Beside it, in the same
+ * run, the least such a restore does: a bare kafkajs consumer in the bench process reading the product and
+ * product-quality state changelogs to their ends and parsing every record.
+ */
+const stack = await ensureStack({ log: () => undefined });
+const N = Number(process.env.BENCH_RESTART_PRODUCTS ?? 200_000);
+const ROUNDS = Number(process.env.BENCH_RESTART_ROUNDS ?? 2);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const seconds = (from: number) => ((performance.now() - from) / 1000).toFixed(1);
+
+const namespace = uniqueName('bench-restart');
+const database = `cl_${namespace.replace(/-/g, '_')}`;
+const running: { service?: Awaited<ReturnType<typeof startServiceProcess>> } = {};
+const { sources, backends } = stackCpuSources(running);
+backends.watch(database);
+const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error' } });
+running.service = service;
+
+/** Reads the state changelogs to their ends in the bench process: records, and parsed records per second. */
+async function readChangelogs(): Promise<{ records: number; seconds: number }> {
+  const kafka = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'bench-restart', logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const topics = [productAggregate.state, productQualityAggregate.state].map((t) => namespaced(namespace, t.name));
+  const remaining = new Map<string, bigint>();
+  for (const topic of topics)
+    for (const { partition, high } of await admin.fetchTopicOffsets(topic))
+      if (high !== '0') remaining.set(`${topic}|${partition}`, BigInt(high));
+  await admin.disconnect();
+  const consumer = kafka.consumer({ groupId: uniqueName('bench-restart-read'), readUncommitted: false, maxWaitTimeInMs: 100 });
+  let records = 0;
+  const started = performance.now();
+  await consumer.connect();
+  for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    if (remaining.size === 0) resolve();
+    consumer
+      .run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          for (const message of batch.messages) {
+            if (message.value) JSON.parse(message.value.toString());
+            records += 1;
+          }
+          const key = `${batch.topic}|${batch.partition}`;
+          // The last records of a transactional partition are commit markers, never delivered: close enough is the end.
+          if (BigInt(batch.lastOffset()) + 2n >= (remaining.get(key) ?? 0n)) remaining.delete(key);
+          if (remaining.size === 0) resolve();
+        },
+      })
+      .catch(reject);
+  });
+  const elapsed = (performance.now() - started) / 1000;
+  await consumer.disconnect();
+  return { records, seconds: elapsed };
+}
+
+try {
+  await untilReady(service.baseUrl, 120_000);
+  const tenant = await newTenant(service.baseUrl);
+  const items = Array.from({ length: N }, (_, i) => ({
+    title: `Restart bench product ${i}`,
+    sku: `RB-${String(i).padStart(7, '0')}`,
+    description: `Restart bench product ${i}, written by bench/restart.ts`,
+    category: `category ${i % 50}`,
+    brand: `brand ${i % 20}`,
+  }));
+  const seeding = performance.now();
+  await bulkImport(tenant, items);
+  await untilReady(service.baseUrl, 600_000);
+  console.log(`${N} products imported in ${seconds(seeding)} s`);
+  await sleep(5_000);
+
+  const rows: string[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const baseline = await readChangelogs();
+    const rssBefore = memoryKb(service.pid());
+    await service.stop();
+    const sampler = rssSampler(() => service.pid(), 100);
+    const cpuBefore = readCpu(sources);
+    const started = performance.now();
+    await service.restart();
+    const healthS = seconds(started);
+    await untilReady(service.baseUrl, 900_000);
+    const readyS = seconds(started);
+    const cpuAfter = readCpu(sources);
+    const kafkaMs = cpuBetween(cpuBefore, cpuAfter).kafka ?? 0;
+    // A new process: all its CPU since it started is the restart's.
+    const serviceMs = cpuAfter.service ?? 0;
+    const peak = sampler.stop();
+    const rssReady = memoryKb(service.pid());
+    rows.push(
+      `| ${round} | ${healthS} s | ${readyS} s | ${baseline.seconds.toFixed(1)} s (${baseline.records} records) | ${mb(rssBefore)} | ${mb(rssReady)} | ${mb(peak)} | ${(serviceMs / 1000).toFixed(1)} s · ${(kafkaMs / 1000).toFixed(1)} s |`,
+    );
+    await sleep(5_000);
+  }
+  console.log(`\nRestart of a service holding ${N} products (SIGTERM, start again):`);
+  console.log(
+    '| round | to /health | to /health/ready | baseline: bare consumer reads the product and quality state changelogs | RSS before the stop | RSS at ready | peak RSS during the restart | CPU service · Kafka |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+} finally {
+  await service.discard();
+  backends.stop();
+}
+process.exit(0);
