@@ -163,7 +163,7 @@ try {
       ` CPU per write ${sumOf(products)?.toFixed(2) ?? '-'} ms (service + Kafka + Postgres) against ${sumOf(postgresBaseline)?.toFixed(2) ?? '-'} ms (bench process + Postgres)`,
   );
 } finally {
-  await service.stop();
+  await service.discard(); // its topics and database too: a run leaves nothing on the shared stack
   backends.stop();
 }
 
