@@ -54,6 +54,7 @@ class PushWorker implements Part {
   /** Whether a connection is active, as the push queue showed it at its last progress; no claims while none is. */
   private anyActive = true;
   private activeUnknown = true;
+  private activeCheckedAt = 0;
   private unsubscribe: (() => void)[] = [];
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
@@ -120,8 +121,10 @@ class PushWorker implements Part {
           lastWebhookCheck = Date.now();
           await this.subscribeWebhooks();
         }
-        if (this.activeUnknown) {
+        // Looked at again after the queue's progress, and at least every idle poll (a notification may be lost).
+        if (this.activeUnknown || Date.now() - this.activeCheckedAt >= IDLE_POLL_MS) {
           this.activeUnknown = false;
+          this.activeCheckedAt = Date.now();
           this.anyActive = await anyActiveConnection(this.deps.db).catch((error: unknown) => {
             this.activeUnknown = true;
             throw error;
