@@ -7,8 +7,8 @@ export const OFFSET_COMMIT_INTERVAL_MS = 5_000;
  * Commits a consumer's group offsets every few seconds instead of after every batch (kafkajs's autoCommit commits
  * after each batch whatever its interval says: 1.7 OffsetCommit requests per product write). For a consumer whose
  * real position is kept elsewhere (a projection's checkpoints) or whose re-read is harmless (replies): after a crash
- * it reads at most an interval's worth again. A batch counts once kafkajs reports it processed, so nothing unapplied
- * is ever committed.
+ * it reads at most an interval's worth again. A batch counts once kafkajs reports it processed: for an `eachBatch`
+ * handler that returns only once its batch is applied (a projection's group commit), nothing unapplied is committed.
  */
 export class PeriodicCommit {
   private readonly processed = new Map<string, { topic: string; partition: number; offset: string }>();
