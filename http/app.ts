@@ -101,9 +101,9 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
   if (!config.SERVICE_ROLES.has('api')) {
     // An instance that runs only background parts serves its health and metrics; the API is another instance's.
     app.addHook('onRequest', async (request) => {
-      if (!OPERATIONAL_PATHS.has(request.url.split('?')[0] ?? '')) {
-        throw new NotFoundError(`this instance does not serve ${request.method} ${request.url.split('?')[0]} (SERVICE_ROLES has no api)`);
-      }
+      const path = request.url.split('?')[0] ?? '';
+      if (!OPERATIONAL_PATHS.has(path))
+        throw new NotFoundError(`this instance does not serve ${request.method} ${path} (SERVICE_ROLES has no api)`);
     });
   }
   useStrictJsonBodies(app);

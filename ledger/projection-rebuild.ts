@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { ClientBase } from 'pg';
 import { liveSchema, type Projection } from './projection.ts';
-import { ProjectionRunner, projectionGroupId, projectionLockKey, type RunnerDeps } from './projection-runner.ts';
+import { ProjectionRunner, projectionGroupId, projectionLockStatement, type RunnerDeps } from './projection-runner.ts';
 import { Supervisor } from './supervisor.ts';
 import { namespaced } from './topics.ts';
 
@@ -193,7 +193,7 @@ export async function rebuildProjection(deps: RunnerDeps, projection: Projection
       for (;;) {
         signal?.throwIfAborted();
         const lagging = await db.transaction(async (trx) => {
-          await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [projectionLockKey(projection)]);
+          await trx.raw(projectionLockStatement(projection));
           const left = behind(await checkpoints(trx, schema, ownTopics), await checkpoints(trx, live, ownTopics));
           if (left.length > 0) return left;
           await trx.raw('drop schema if exists ?? cascade', [`${live}__previous`]);

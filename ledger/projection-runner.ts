@@ -39,6 +39,13 @@ export class ProjectionEventError extends Error {
 
 export const projectionLockKey = (projection: Pick<Projection, 'name'>): string => `projection:${projection.name}`;
 
+/**
+ * The statement that takes a projection's transaction-scoped lock (its live runner, a replay): its key as a literal, so
+ * it can lead a simple query of several statements.
+ */
+export const projectionLockStatement = (projection: Pick<Projection, 'name'>): string =>
+  `select pg_advisory_xact_lock(hashtext(${pg.escapeLiteral(projectionLockKey(projection))}))`;
+
 /** The consumer group of a projection's schema: named by the schema's generation, so a fresh schema reads from offset 0. */
 export const projectionGroupId = (namespace: string, projection: Pick<Projection, 'name'>, generation: string): string =>
   namespaced(namespace, `commerce-ledger.projection.${projection.name}.${generation}`);
@@ -124,7 +131,7 @@ export class ProjectionRunner {
   }
 
   private async lock(sql: ClientBase): Promise<void> {
-    await sql.query('select pg_advisory_xact_lock(hashtext($1))', [projectionLockKey(this.projection)]);
+    await sql.query(projectionLockStatement(this.projection));
   }
 
   /**
@@ -133,7 +140,7 @@ export class ProjectionRunner {
    */
   private async lockAndReadCheckpoints(sql: ClientBase): Promise<Map<string, bigint>> {
     const results = (await sql.query(
-      `select pg_advisory_xact_lock(hashtext(${pg.escapeLiteral(projectionLockKey(this.projection))}));
+      `${projectionLockStatement(this.projection)};
        select topic, partition, "offset" from ${pg.escapeIdentifier(this.options.schema)}.checkpoints`,
     )) as unknown as QueryResult<{ topic: string; partition: number; offset: string }>[];
     const rows = results[1]?.rows ?? [];

@@ -51,9 +51,9 @@ class PushWorker implements Part {
   private stopping = false;
   private readonly wakeUp = new WakeUp();
   private queueChanged = true;
-  /** Whether a connection is active, as the push queue showed it at its last progress; no claims while none is. */
+  /** Whether a connection is active, as the push queue showed it when last looked at; no claims while none is. */
   private anyActive = true;
-  private activeUnknown = true;
+  /** When that was; 0: look again (the queue progressed, or the look failed). */
   private activeCheckedAt = 0;
   private unsubscribe: (() => void)[] = [];
   /** Calls in flight per connection (its platform has not answered yet). */
@@ -84,7 +84,7 @@ class PushWorker implements Part {
     this.unsubscribe = [
       this.deps.onProgress(pushProjection.name, () => {
         this.queueChanged = true;
-        this.activeUnknown = true;
+        this.activeCheckedAt = 0;
         this.wakeUp.wake();
       }),
       // Without an active connection nothing waits for the catalog: a catalog-only service claims nothing per write.
@@ -122,11 +122,10 @@ class PushWorker implements Part {
           await this.subscribeWebhooks();
         }
         // Looked at again after the queue's progress, and at least every idle poll (a notification may be lost).
-        if (this.activeUnknown || Date.now() - this.activeCheckedAt >= IDLE_POLL_MS) {
-          this.activeUnknown = false;
+        if (Date.now() - this.activeCheckedAt >= IDLE_POLL_MS) {
           this.activeCheckedAt = Date.now();
           this.anyActive = await anyActiveConnection(this.deps.db).catch((error: unknown) => {
-            this.activeUnknown = true;
+            this.activeCheckedAt = 0;
             throw error;
           });
         }
