@@ -8,7 +8,7 @@ import { startServiceProcess, uniqueName, type Service } from '../test/support/s
 import { readCpu } from './cpu.ts';
 import { productsTable } from './postgres-baseline.ts';
 import { phaseLog, printCpu, sumOf, type Column, type Phase } from './cpu-report.ts';
-import { mb, memoryKb, rssSampler } from './seed.ts';
+import { importItems, mb, memoryKb, rssSampler } from './seed.ts';
 import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
 
 /**
@@ -31,14 +31,7 @@ const { sources, backends } = stackCpuSources(running);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const { phases: cpuPhases, record: phaseOf } = phaseLog();
 
-type ImportItem = { title: string; sku: string; description: string; category: string; brand: string };
-const importItems: ImportItem[] = Array.from({ length: N }, (_, i) => ({
-  title: `Bulk bench product ${i}`,
-  sku: `BB-${String(i).padStart(7, '0')}`,
-  description: `Bulk bench product ${i}, imported by bench/bulk.ts to measure issue 13's bulk jobs`,
-  category: `category ${i % 50}`,
-  brand: `brand ${i % 20}`,
-}));
+const bulkItems = importItems(N, 'Bulk bench product', 'BB', "imported by bench/bulk.ts to measure issue 13's bulk jobs");
 
 // ---- Baseline: the same rows straight into Postgres, in a throwaway database ----
 const baselineMethod = 'one INSERT … SELECT FROM jsonb_to_recordset($1) (pg-copy-streams is not installed)';
@@ -56,9 +49,9 @@ const baseline: { import?: Phase; update?: Phase; delete?: Phase } = {};
     const tenantId = randomUUID();
     const orgId = randomUUID();
     const now = new Date().toISOString();
-    const ids = importItems.map(() => randomUUID());
+    const ids = bulkItems.map(() => randomUUID());
     const rows = JSON.stringify(
-      importItems.map((item, i) => ({
+      bulkItems.map((item, i) => ({
         id: ids[i],
         tenant_id: tenantId,
         org_id: orgId,
@@ -236,7 +229,7 @@ try {
   // 1. Import.
   let ids: string[] = [];
   runs.push(
-    await runJob(tenant, `BULK_IMPORT ${N}`, N, 'BULK_IMPORT', importItems, async () => {
+    await runJob(tenant, `BULK_IMPORT ${N}`, N, 'BULK_IMPORT', bulkItems, async () => {
       if ((await stats()) !== N) return undefined;
       ids = await productIds();
       const sample = shuffled(ids).slice(0, SAMPLE);

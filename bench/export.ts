@@ -10,7 +10,7 @@ import { newTenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName } from '../test/support/service-process.ts';
 import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
 import { printCpu, withOthers, type Column, type Phase } from './cpu-report.ts';
-import { bulkImport, mb, memoryKb } from './seed.ts';
+import { bulkImport, importItems, mb, memoryKb } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
@@ -43,13 +43,7 @@ const rssKb = (): number => memoryKb(service.pid()) ?? 0;
 try {
   await untilReady(service.baseUrl, 60_000);
   const tenant = await newTenant(service.baseUrl);
-  const items = Array.from({ length: N }, (_, i) => ({
-    title: `Export bench product ${i}`,
-    sku: `EB-${String(i).padStart(7, '0')}`,
-    description: `Export bench product ${i}, written by bench/export.ts to measure issue 14's catalog export`,
-    category: `category ${i % 50}`,
-    brand: `brand ${i % 20}`,
-  }));
+  const items = importItems(N, 'Export bench product', 'EB', "written by bench/export.ts to measure issue 14's catalog export");
   const seedStarted = performance.now();
   await bulkImport(tenant, items);
   const seedSeconds = (performance.now() - seedStarted) / 1000;

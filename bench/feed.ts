@@ -10,7 +10,7 @@ import { startServiceProcess, uniqueName, type Service } from '../test/support/s
 import { readCpu } from './cpu.ts';
 import { phaseLog, printCpu, sumOf, type Phase } from './cpu-report.ts';
 import { measure } from './measure.ts';
-import { bulkImport } from './seed.ts';
+import { bulkImport, importItems } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
@@ -90,13 +90,7 @@ try {
 
   // ---- The catalog: a bulk import, then a variant per product, stock and images ----
   let t0 = performance.now();
-  const items = Array.from({ length: N }, (_, i) => ({
-    title: `Feed bench product ${i}`,
-    sku: `FB-${String(i).padStart(7, '0')}`,
-    description: `Feed bench product ${i}, listed by bench/feed.ts`,
-    category: `category ${i % 50}`,
-    brand: `brand ${i % 20}`,
-  }));
+  const items = importItems(N, 'Feed bench product', 'FB', 'listed by bench/feed.ts');
   await bulkImport(tenant, items);
   setup.push(`bulk import of ${N} products: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const serviceDb = new pg.Client({ connectionString: service.databaseUrl });

@@ -6,7 +6,7 @@ import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName } from '../test/support/service-process.ts';
 import { cpuBetween, readCpu } from './cpu.ts';
-import { bulkImport, mb, memoryKb, rssSampler } from './seed.ts';
+import { bulkImport, importItems, mb, memoryKb, rssSampler } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
@@ -76,13 +76,7 @@ async function readChangelogs(): Promise<{ records: number; seconds: number }> {
 try {
   await untilReady(service.baseUrl, 120_000);
   const tenant = await newTenant(service.baseUrl);
-  const items = Array.from({ length: N }, (_, i) => ({
-    title: `Restart bench product ${i}`,
-    sku: `RB-${String(i).padStart(7, '0')}`,
-    description: `Restart bench product ${i}, written by bench/restart.ts`,
-    category: `category ${i % 50}`,
-    brand: `brand ${i % 20}`,
-  }));
+  const items = importItems(N, 'Restart bench product', 'RB', 'written by bench/restart.ts');
   const seeding = performance.now();
   await bulkImport(tenant, items);
   await untilReady(service.baseUrl, 600_000);

@@ -3,6 +3,18 @@ import type { Tenant } from '../test/support/client.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+export type ImportItem = { title: string; sku: string; description: string; category: string; brand: string };
+
+/** `count` distinct products to import: `<name> <i>`, SKU `<skuPrefix>-<i, 7 digits>`, 50 categories, 20 brands. */
+export const importItems = (count: number, name: string, skuPrefix: string, note: string): ImportItem[] =>
+  Array.from({ length: count }, (_, i) => ({
+    title: `${name} ${i}`,
+    sku: `${skuPrefix}-${String(i).padStart(7, '0')}`,
+    description: `${name} ${i}, ${note}`,
+    category: `category ${i % 50}`,
+    brand: `brand ${i % 20}`,
+  }));
+
 /** Imports `items` with one BULK_IMPORT job per `perJob` items (the service's BULK_MAX_ITEMS), each polled until COMPLETED. */
 export async function bulkImport(tenant: Tenant, items: unknown[], perJob = 100_000): Promise<void> {
   for (let start = 0; start < items.length; start += perJob) {
