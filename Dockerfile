@@ -17,8 +17,9 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY . .
-# The filesystem object store's default directory (used when S3 is not configured) belongs to the user it runs as.
-RUN mkdir -p .data/objects && chown -R node:node .data
+# The filesystem object store's default directory (used when S3 is not configured) and the state store's (STATE_DIR, a
+# cache of the state changelogs) belong to the user it runs as.
+RUN mkdir -p .data/objects .state && chown -R node:node .data .state
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \

@@ -1,4 +1,4 @@
-import type { Message, Producer } from 'kafkajs';
+import type { Kafka, Message, RecordMetadata } from 'kafkajs';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
@@ -6,9 +6,14 @@ import type { EventCodec } from './event-codec.ts';
 import { recordBytes } from './group-commit.ts';
 import { isReplay, rememberRequest } from './idempotency.ts';
 import type { Logger } from './logger.ts';
+import type { ProcessorMetrics } from './processor-metrics.ts';
 import type { Command, Event, EventEnvelope } from './message.ts';
-import { restoreSnapshots, type Owner, type Snapshot } from './state-store.ts';
+import { MemorySnapshots, type KeptRecord, type SnapshotKeeper, type StateStore } from './snapshot-store.ts';
+import { readSnapshots, type Barrier, type Owner, type Snapshot } from './state-store.ts';
 import { namespaced } from './topics.ts';
+
+/** Where a writer used without partitions (a unit test's) keeps its snapshots. */
+const UNPARTITIONED = -1;
 
 const EVENT_ID_NAMESPACE = '5b7d3c1e-9a55-4f41-8d8b-6f0f3b1f6c2a';
 
@@ -23,7 +28,17 @@ export type TouchedView<S> = Pick<Map<string, Touched<S>>, 'get'>;
 /** A decision with the event records it writes and the state it leaves. */
 export type Decided<E, S> = { decision: Decision<E>; events: Message[]; eventBytes: number; next?: Touched<S> };
 
-export type WriterDeps = { codec: EventCodec; namespace: string; maxRecordBytes: number };
+/** `stateStore`: where snapshots are kept beyond memory (none: all in memory, read from the changelog at each assignment). */
+export type WriterDeps = {
+  codec: EventCodec;
+  namespace: string;
+  maxRecordBytes: number;
+  stateStore?: StateStore;
+  metrics?: ProcessorMetrics;
+};
+
+/** How many changelog records a restore applies to the store at a time. */
+const RESTORE_CHUNK = 1_000;
 
 /**
  * One aggregate type as its single writer holds it: the latest snapshot of every aggregate, and how a command
@@ -31,7 +46,8 @@ export type WriterDeps = { codec: EventCodec; namespace: string; maxRecordBytes:
  */
 export class AggregateWriter<C extends Command, E extends Event, S> {
   readonly topic: { events: string; state: string };
-  private snapshots = new Map<string, Snapshot<S>>();
+  /** By changelog partition: the partitions this instance owns (a command's partition is its aggregate's). */
+  private readonly snapshots: SnapshotKeeper<S>;
 
   constructor(
     private readonly deps: WriterDeps,
@@ -39,16 +55,74 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
     private readonly log: Logger,
   ) {
     this.topic = { events: namespaced(deps.namespace, definition.events.name), state: namespaced(deps.namespace, definition.state.name) };
+    this.snapshots = deps.stateStore?.keeper<S>(this.topic.state) ?? new MemorySnapshots<S>();
   }
 
-  async restore(kafka: Parameters<typeof restoreSnapshots>[0], producer: Producer, groupPrefix: string): Promise<void> {
-    this.snapshots = await restoreSnapshots<S>(kafka, producer, this.topic.state, groupPrefix);
-    this.log.info({ aggregate: this.definition.name, aggregates: this.snapshots.size }, 'state restored from changelog');
+  /**
+   * Reads the given state partitions up to their barriers (see `writeBarrier`): from the offset the store reflects, or
+   * from the beginning when it holds nothing for the partition or more than the changelog does (a recreated topic).
+   */
+  async restore(kafka: Kafka, barriers: Map<number, Barrier>, groupPrefix: string): Promise<void> {
+    const from = new Map<number, string>();
+    const ends = new Map<number, bigint>();
+    for (const [partition, barrier] of barriers) {
+      const end = barrier.offsets.get(this.topic.state) ?? -1n;
+      const kept = this.snapshots.position(partition);
+      ends.set(partition, end);
+      if (kept === undefined || kept > end) this.snapshots.clear(partition);
+      else from.set(partition, kept.toString());
+    }
+    const pending = new Map<number, KeptRecord<S>[]>();
+    let read = 0;
+    const flush = (partition: number, next: bigint | undefined) => {
+      this.snapshots.apply(partition, pending.get(partition) ?? [], next);
+      pending.delete(partition);
+    };
+    const ids = new Map([...barriers].map(([partition, { id }]) => [partition, id]));
+    await readSnapshots(
+      kafka,
+      this.topic.state,
+      ids,
+      groupPrefix,
+      (partition, key, value, offset) => {
+        read++;
+        const records = pending.get(partition) ?? [];
+        records.push([key, value]);
+        pending.set(partition, records);
+        if (records.length >= RESTORE_CHUNK) flush(partition, BigInt(offset) + 1n);
+      },
+      from,
+    );
+    // Everything before each barrier has been read; the barrier itself is no aggregate's.
+    for (const [partition, end] of ends) flush(partition, end >= 0n ? end + 1n : undefined);
+    this.deps.metrics?.restored(this.definition.name, read);
+    this.log.info(
+      { aggregate: this.definition.name, partitions: [...barriers.keys()], read, from: Object.fromEntries(from) },
+      'state restored from changelog',
+    );
   }
 
-  /** Once the round's transaction has committed, its states are the latest. */
-  remember(touched: Map<string, Touched<S>>): void {
-    for (const [aggregateId, { snapshot }] of touched) this.snapshots.set(aggregateId, snapshot);
+  /** A partition this instance no longer owns: its state may change elsewhere from now on. */
+  forget(partition: number): void {
+    this.snapshots.release(partition);
+  }
+
+  /**
+   * Once the round's transaction has committed, its states are the latest. `written`: where the transaction's records
+   * went, from which each partition's changelog position past the round's state records (one per touched aggregate)
+   * follows; without it, the store's position stays where it was.
+   */
+  remember(touched: Map<string, Touched<S>>, written: RecordMetadata[] = []): void {
+    const byPartition = new Map<number, KeptRecord<S>[]>();
+    for (const [aggregateId, { snapshot, value, partition = UNPARTITIONED }] of touched) {
+      const records = byPartition.get(partition) ?? [];
+      records.push([aggregateId, value, snapshot]);
+      byPartition.set(partition, records);
+    }
+    for (const [partition, records] of byPartition) {
+      const base = written.find((w) => w.topicName === this.topic.state && w.partition === partition)?.baseOffset;
+      this.snapshots.apply(partition, records, base === undefined ? undefined : BigInt(base) + BigInt(records.length));
+    }
   }
 
   /**
@@ -64,7 +138,7 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
       eventBytes: 0,
     });
     const current = touched.get(aggregateId)?.snapshot ??
-      this.snapshots.get(aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
+      this.snapshots.get(partition ?? UNPARTITIONED, aggregateId) ?? { owner: null, state: decider.initialState(), version: 0 };
     const caller: Owner = { tenantId: command.metadata.tenantId, orgId: command.metadata.orgId };
     // Tenant isolation lives here, once for every aggregate: another tenant's aggregate does not exist for you.
     if (current.owner && (current.owner.tenantId !== caller.tenantId || current.owner.orgId !== caller.orgId)) {

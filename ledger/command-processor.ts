@@ -1,4 +1,4 @@
-import type { Batch, Consumer, Kafka, KafkaMessage, Message, Producer, TopicMessages } from 'kafkajs';
+import type { Batch, Kafka, KafkaMessage, Message, Producer, RecordMetadata, TopicMessages } from 'kafkajs';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate, Follower } from './aggregate.ts';
 import {
@@ -12,11 +12,14 @@ import {
 } from './aggregate-writer.ts';
 import type { CommandReply } from './command-reply.ts';
 import type { EventCodec } from './event-codec.ts';
-import { CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun } from './group-commit.ts';
-import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import { consumedOffsets } from './group-commit.ts';
+import { inTransaction, retryTransient } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Event, LogPosition } from './message.ts';
 import { startTimer, timedTransaction, type ProcessorMetrics, type RoundTally } from './processor-metrics.ts';
+import { PartitionedConsumer, type PartitionTask } from './partition-tasks.ts';
+import type { StateStore } from './snapshot-store.ts';
+import { writeBarrier } from './state-store.ts';
 import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, topics } from './topics.ts';
 
@@ -31,6 +34,8 @@ export type ProcessorDeps = {
   logger: Logger;
   maxRecordBytes: number;
   metrics?: ProcessorMetrics;
+  /** Where snapshots are kept beyond memory (none: in memory). */
+  stateStore?: StateStore;
 };
 
 const FOLLOWER_COMMAND_NAMESPACE = '9d4b2f61-6c0e-4f5e-8a9b-3e7d1c2a5b40';
@@ -60,9 +65,12 @@ type FollowerDecisions = { eventBytes: number; stateBytes: number; apply: () => 
 const REPLY_BYTES = 2_048;
 
 /**
- * The single writer of one aggregate type (and of its followers, see `followedBy`). Each batch of commands is
- * decided against state restored from the compacted changelogs, and its events, new states, replies and consumed
- * offsets are committed in one Kafka transaction, so a crash can neither lose nor repeat a decision.
+ * The single writer of one aggregate type (and of its followers, see `followedBy`) on the command partitions this
+ * instance is assigned: a command's partition is its aggregate's, in the command, event and state topics alike. Each
+ * partition's commands are decided against state restored from that partition of the compacted changelogs, and its
+ * events, new states, replies and consumed offsets are committed in one transaction of the partition's own producer
+ * (`ledger/partition-tasks.ts`), so neither a crash nor a partition moving to another instance can lose or repeat a
+ * decision.
  */
 export class CommandProcessor<C extends Command, E extends Event, S> {
   private readonly groupId: string;
@@ -72,13 +80,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private readonly log: Logger;
   private readonly writer: AggregateWriter<C, E, S>;
   private readonly followers: { writer: AggregateWriter<Command, Event, unknown>; follower: Follower }[];
-  private producer?: Producer;
-  private consumer?: Consumer;
-  private joins = 0;
-  private stale = false;
-  private readonly group = new GroupCommit<Batch>((batches) => this.rounds.run(() => this.decideAndCommit(batches)));
+  private readonly partitions: PartitionedConsumer<PartitionTask>;
   private readonly rounds: StopOnFailure;
-  private readonly committed = new CommittedPositions();
 
   constructor(
     private readonly deps: ProcessorDeps,
@@ -96,53 +99,50 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       writer: new AggregateWriter(deps, follower.aggregate, this.log),
       follower,
     }));
+    this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
+      extend: (task) => task,
+      run: (task, batches) => this.rounds.run(() => this.decideAndCommit(task, batches)),
+      open: (tasks) => this.restore(tasks),
+      close: ({ partition }) => {
+        for (const writer of this.writers()) writer.forget(partition);
+      },
+    });
   }
 
-  /** Fresh clients each time: the producer first, so the previous incarnation's open transaction is over before anything is read. */
+  /**
+   * Fresh clients each time. Each assigned partition gets its own producer, opened (fencing the partition's previous
+   * owner) before its state partitions are read; the part is running once every assigned partition is restored.
+   */
   async start(): Promise<void> {
-    const { kafka } = this.deps;
     this.rounds.reset();
-    this.joins = 0;
-    this.stale = false;
-    const producer = transactionalProducer(kafka, this.groupId);
-    this.producer = producer;
-    await producer.connect();
-    await this.restore();
-    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      // After a rebalance another instance may have written state for partitions we now own.
-      if (this.joins++ > 0) this.stale = true;
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.topic.commands, fromBeginning: true });
-    await consumer.run(groupCommitRun(this.group, { autoCommit: false }));
+    await this.partitions.start([this.topic.commands]);
   }
 
   async stop(): Promise<void> {
-    const { consumer, producer } = this;
-    this.consumer = undefined;
-    this.producer = undefined;
-    await disconnectQuietly(consumer, producer);
+    await this.partitions.stop();
   }
 
-  private async restore(): Promise<void> {
-    if (!this.producer) throw new Error('processor not started');
-    for (const writer of [this.writer, ...this.followers.map((f) => f.writer)]) {
-      await writer.restore(this.deps.kafka, this.producer, `${this.groupId}.restore`);
-    }
+  private writers(): AggregateWriter<Command, Event, unknown>[] {
+    return [this.writer as unknown as AggregateWriter<Command, Event, unknown>, ...this.followers.map((f) => f.writer)];
   }
 
-  private async decideAndCommit(batches: Batch[]): Promise<void> {
-    if (this.stale) {
-      this.stale = false;
-      await this.restore();
-    }
-    const producer = this.producer;
-    if (!producer) throw new Error('processor not started');
+  /** New partitions' state: a barrier through each partition's own producer, then every state changelog read up to it. */
+  private async restore(tasks: PartitionTask[]): Promise<void> {
+    const writers = this.writers();
+    const stateTopics = writers.map((writer) => writer.topic.state);
+    const barriers = new Map(
+      await Promise.all(
+        tasks.map(async ({ producer, partition }) => [partition, await writeBarrier(producer, stateTopics, partition)] as const),
+      ),
+    );
+    // Each changelog is read by a group of its own: side by side, a restore takes the longest read, not their sum.
+    await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, `${this.groupId}.restore`)));
+  }
+
+  private async decideAndCommit(task: PartitionTask, batches: Batch[]): Promise<void> {
     const inbox = batches.flatMap((batch) =>
       batch.messages
-        .filter((message) => !this.committed.covers(batch.topic, batch.partition, message.offset))
+        .filter((message) => !task.committed.covers(batch.topic, batch.partition, message.offset))
         .map((message) => ({ batch, message })),
     );
     // What does not fit one transaction's record budget waits for the next one.
@@ -151,10 +151,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       const decideSeconds = metrics ? startTimer() : undefined;
       const round = await this.decideRound(inbox, start);
       const decided = decideSeconds?.();
-      await timedTransaction(metrics, this.part, () => this.commitRound(producer, round));
-      this.writer.remember(round.touched);
-      for (const { writer, touched } of round.followers) writer.remember(touched);
-      this.committed.advance(round.consumed);
+      const written = await timedTransaction(metrics, this.part, () => this.commitRound(task.producer, round));
+      this.writer.remember(round.touched, written);
+      for (const { writer, touched } of round.followers) writer.remember(touched, written);
+      task.committed.advance(round.consumed);
       if (metrics && decided !== undefined) metrics.round(this.writer.definition.name, decided, round.decided.length, this.tally(round));
       start = round.end;
     }
@@ -193,7 +193,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       const command = this.parse(message.value);
       if (command) {
         const one = await this.writer.decide(command, batch.partition, touched);
-        const followed = await this.decideFollowers(one.decision, followers);
+        const followed = await this.decideFollowers(one.decision, batch.partition, followers);
         const cost = {
           events: one.eventBytes + followed.eventBytes,
           state: (one.next ? sizeChange(one.next, touched) : 0) + followed.stateBytes,
@@ -217,7 +217,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
    * to the round only if the command fits it. A follower that refuses a command records nothing (as a routed
    * command nobody waits for would have).
    */
-  private async decideFollowers(decision: Decision<E>, rounds: FollowerRound[]): Promise<FollowerDecisions> {
+  private async decideFollowers(decision: Decision<E>, partition: number, rounds: FollowerRound[]): Promise<FollowerDecisions> {
     const changes: (() => void)[] = [];
     const outcome: FollowerDecisions = { eventBytes: 0, stateBytes: 0, apply: () => changes.forEach((change) => change()) };
     if (decision.outcome !== 'accepted') return outcome;
@@ -233,7 +233,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         const eventId = eventIdOf(decision.command, index);
         for (const [j, input] of follower.commandsFor(event).entries()) {
           const command = { ...input, metadata: followerMetadata(decision.command, `${eventId}/${writer.definition.name}/${j}`) };
-          const one = await writer.decide(command, undefined, touched);
+          // Keyed by its leader's id, a follower lives on its leader's partition.
+          const one = await writer.decide(command, partition, touched);
           if (one.decision.outcome === 'rejected') {
             this.log.warn(
               { follower: writer.definition.name, error: one.decision.error, commandType: command.type },
@@ -260,8 +261,9 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     return outcome;
   }
 
-  private async commitRound(producer: Producer, { decided, touched, followers, consumed }: Round<E, S>): Promise<void> {
-    await inTransaction(producer, async (transaction) => {
+  /** Commits a round; answers where its records were written. */
+  private async commitRound(producer: Producer, { decided, touched, followers, consumed }: Round<E, S>): Promise<RecordMetadata[]> {
+    return inTransaction(producer, async (transaction) => {
       const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
       const sentTo = new Map<number, number>();
       for (const one of decided) {
@@ -296,6 +298,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         }));
       if (replies.length > 0) await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
       await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) }));
+      return written;
     });
   }
 

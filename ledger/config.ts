@@ -104,6 +104,15 @@ const configSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(1_000_000),
   COMMAND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  /**
+   * Where the command processors keep aggregate snapshots: `lmdb` a local store under STATE_DIR (a cache of the state
+   * changelogs: an assignment reads only their tail, and memory holds STATE_CACHE_SIZE parsed snapshots per
+   * changelog), `memory` every snapshot in memory, each changelog read whole at each assignment.
+   */
+  STATE_STORE: z.enum(['lmdb', 'memory']).default('lmdb'),
+  /** The state store's parent directory; each instance's store is `<STATE_DIR>/<namespace>-<PORT>` (deletable at any time while it is stopped). */
+  STATE_DIR: z.string().min(1).default('.state'),
+  STATE_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_ISSUER: z.string().optional(),
   AUTH_AUDIENCE: z.string().optional(),

@@ -1,12 +1,13 @@
-import type { Batch, Consumer, Kafka, Message, Producer } from 'kafkajs';
+import type { Batch, Kafka, Message, Producer } from 'kafkajs';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import type { EventCodec } from './event-codec.ts';
-import { chunkBySize, CommittedPositions, consumedOffsets, GroupCommit, groupCommitRun, recordBytes } from './group-commit.ts';
-import { disconnectQuietly, inTransaction, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import { chunkBySize, consumedOffsets, recordBytes } from './group-commit.ts';
+import { inTransaction, retryTransient } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, CommandInput, Event, RecordedEvent } from './message.ts';
 import { timedTransaction, type ProcessorMetrics } from './processor-metrics.ts';
+import { PartitionedConsumer, type PartitionTask } from './partition-tasks.ts';
 import { StopOnFailure, type PartSignals } from './supervisor.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
@@ -50,6 +51,9 @@ type Consumed = { topic: string; partition: number; lastOffset: () => string };
 /** One consumed event and the command records it leads to. */
 type Routed = { consumed: Consumed; commands: { topic: string; record: Message }[] };
 
+/** A router's partition: its producer, and the offsets of its rounds that wrote nothing yet. */
+type RouterTask = PartitionTask & { held: HeldOffsets };
+
 /** Offsets of rounds that wrote nothing, waiting to be committed with a later transaction. */
 export class HeldOffsets {
   private held: Consumed[] = [];
@@ -86,12 +90,8 @@ export class EventRouter {
   /** The part's name, as its supervisor's: what its transactions are counted under. */
   private readonly part: string;
   private readonly log: Logger;
-  private producer?: Producer;
-  private consumer?: Consumer;
-  private readonly group = new GroupCommit<Batch>((batches) => this.rounds.run(() => this.routeAndCommit(batches)));
+  private readonly partitions: PartitionedConsumer<RouterTask>;
   private readonly rounds: StopOnFailure;
-  private readonly committed = new CommittedPositions();
-  private readonly held = new HeldOffsets();
 
   constructor(
     private readonly deps: RouterDeps,
@@ -102,36 +102,27 @@ export class EventRouter {
     this.part = `${definition.name}-router`;
     this.groupId = namespaced(deps.namespace, `commerce-ledger.${this.part}`);
     this.log = deps.logger.child({ component: `${definition.name}-router` });
+    this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
+      extend: (task) => ({ ...task, held: new HeldOffsets() }),
+      run: (task, batches) => this.rounds.run(() => this.routeAndCommit(task, batches)),
+    });
   }
 
+  /** Each assigned topic-partition gets its own transactional producer (see `ledger/partition-tasks.ts`). */
   async start(): Promise<void> {
-    const { kafka, namespace } = this.deps;
     this.rounds.reset();
-    this.held.take();
-    const producer = transactionalProducer(kafka, this.groupId);
-    this.producer = producer;
-    await producer.connect();
-    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
-    this.consumer = consumer;
-    await consumer.connect();
-    for (const topic of this.definition.topics) await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    await consumer.run(groupCommitRun(this.group, { autoCommit: false }));
+    await this.partitions.start(this.definition.topics.map((topic) => namespaced(this.deps.namespace, topic.name)));
   }
 
   async stop(): Promise<void> {
-    const { consumer, producer } = this;
-    this.consumer = undefined;
-    this.producer = undefined;
-    await disconnectQuietly(consumer, producer);
+    await this.partitions.stop();
   }
 
-  private async routeAndCommit(batches: Batch[]): Promise<void> {
-    const producer = this.producer;
-    if (!producer) throw new Error('router not started');
+  private async routeAndCommit(task: RouterTask, batches: Batch[]): Promise<void> {
     const routed: Routed[] = [];
     for (const batch of batches) {
       for (const message of batch.messages) {
-        if (this.committed.covers(batch.topic, batch.partition, message.offset)) continue;
+        if (task.committed.covers(batch.topic, batch.partition, message.offset)) continue;
         const commands: Routed['commands'] = [];
         if (message.value) {
           const event = await this.deps.codec.decode(message.value, {
@@ -156,15 +147,15 @@ export class EventRouter {
     const weight = (r: Routed) => r.commands.reduce((sum, c) => sum + recordBytes(c.record), 0);
     for (const round of chunkBySize(routed, weight, this.deps.maxRecordBytes)) {
       const consumed = round.map((r) => r.consumed);
-      if (round.every((r) => r.commands.length === 0) && !this.held.due(Date.now())) {
+      if (round.every((r) => r.commands.length === 0) && !task.held.due(Date.now())) {
         // Nothing to write: no transaction. The offsets go with the next one (a crash re-reads these events, which lead
         // to nothing again), or with an offsets-only one at most once a second.
-        this.held.hold(consumed, Date.now());
+        task.held.hold(consumed, Date.now());
       } else {
-        const held = this.held.take();
-        await timedTransaction(this.deps.metrics, this.part, () => this.commitRound(producer, round, held));
+        const held = task.held.take();
+        await timedTransaction(this.deps.metrics, this.part, () => this.commitRound(task.producer, round, held));
       }
-      this.committed.advance(consumed);
+      task.committed.advance(consumed);
     }
   }
 

@@ -8,19 +8,23 @@ import type { Batch, ConsumerRunConfig, EachBatchPayload, Message, TopicOffsets 
  */
 export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private draining = false;
+  private draining?: Promise<void>;
 
   constructor(private readonly commit: (items: T[]) => Promise<void>) {}
 
   submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.draining) void this.drain();
+      this.draining ??= this.drain();
     });
   }
 
+  /** Settles once nothing is queued or in flight. */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
   private async drain(): Promise<void> {
-    this.draining = true;
     try {
       while (this.queue.length > 0) {
         // The other partitions of the same fetch are handed over in the next turns of the event loop.
@@ -34,7 +38,7 @@ export class GroupCommit<T> {
         }
       }
     } finally {
-      this.draining = false;
+      this.draining = undefined;
     }
   }
 }

@@ -50,8 +50,8 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
 }
 
 /**
- * The producer of a single writer: its stable transactional id fences a previous incarnation of the same writer
- * and aborts that one's open transaction.
+ * The producer of a single writer (of one input partition, see `ledger/partition-tasks.ts`): its stable transactional
+ * id fences a previous incarnation of the same writer, on this instance or another, and aborts that one's open transaction.
  */
 export const transactionalProducer = (kafka: Kafka, transactionalId: string): Producer =>
   kafka.producer({

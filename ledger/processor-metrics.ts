@@ -27,6 +27,7 @@ export class ProcessorMetrics {
   private readonly roundCommands: Histogram<'aggregate'>;
   private readonly transactionDuration: Histogram<'part'>;
   private readonly transactions: Counter<'part' | 'outcome'>;
+  private readonly restoredRecords: Counter<'aggregate'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -63,6 +64,17 @@ export class ProcessorMetrics {
       labelNames: ['part', 'outcome'],
       registers,
     });
+    this.restoredRecords = new Counter({
+      name: 'ledger_state_restored_records_total',
+      help: 'State changelog records read to restore assigned partitions (with the state store, only the tail past what it holds), by aggregate',
+      labelNames: ['aggregate'],
+      registers,
+    });
+  }
+
+  /** A restore of assigned partitions read `records` state records of the aggregate's changelog. */
+  restored(aggregate: string, records: number): void {
+    this.restoredRecords.inc({ aggregate }, records);
   }
 
   /** A command processor's round, once its transaction has committed: its decision time, size and outcomes. */

@@ -8,6 +8,7 @@ import { createKafka } from './kafka.ts';
 import { createLogger } from './logger.ts';
 import { ProcessorMetrics } from './processor-metrics.ts';
 import { startProcessorParts } from './processor-parts.ts';
+import { StateStore, stateStorePath } from './snapshot-store.ts';
 import type { Supervisor } from './supervisor.ts';
 import type { FromThread, ToThread } from './thread-part.ts';
 
@@ -28,6 +29,7 @@ const composed = (await import(modules)) as { aggregates: readonly SomeAggregate
 // The thread's own registry (this module scope is not the main thread's): read when the main thread asks at scrape time.
 const metricsRegistry = new Registry();
 let supervisors: Supervisor[] = [];
+let stateStore: StateStore | undefined;
 let statusTimer: NodeJS.Timeout | undefined;
 
 try {
@@ -37,7 +39,8 @@ try {
   // registry is off the write path, a restart of this thread included.
   const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace, schemaIds);
   const metrics = new ProcessorMetrics(metricsRegistry);
-  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES, metrics };
+  stateStore = config.STATE_STORE === 'lmdb' ? new StateStore(stateStorePath(config), config.STATE_CACHE_SIZE) : undefined;
+  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES, metrics, stateStore };
   supervisors = await startProcessorParts(deps, composed.aggregates, composed.routes);
   const report = () => post({ type: 'status', statuses: supervisors.map((s) => s.status()) });
   report();
@@ -60,8 +63,11 @@ port.on('message', (message: ToThread) => {
     return;
   }
   clearInterval(statusTimer);
-  void Promise.all(supervisors.map((s) => s.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed')))).then(() => {
-    post({ type: 'stopped' });
-    process.exit(0);
-  });
+  void Promise.all(supervisors.map((s) => s.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'))))
+    .then(() => stateStore?.close())
+    .catch((err: unknown) => logger.warn({ err }, 'could not close the state store'))
+    .then(() => {
+      post({ type: 'stopped' });
+      process.exit(0);
+    });
 });

@@ -40,11 +40,19 @@ export class ProjectionEventError extends Error {
 export const projectionLockKey = (projection: Pick<Projection, 'name'>): string => `projection:${projection.name}`;
 
 /**
+ * A lock holder that stops talking within its transaction (a process paused mid-batch, SIGSTOP or a long GC pause) is
+ * cut off by Postgres after this long, so it cannot hold every instance's projection, and read-your-writes, hostage.
+ */
+export const PROJECTION_IDLE_TIMEOUT_MS = 10_000;
+
+/**
  * The statement that takes a projection's transaction-scoped lock (its live runner, a replay): its key as a literal, so
- * it can lead a simple query of several statements.
+ * it can lead a simple query of several statements. The transaction is ended by Postgres if it idles
+ * PROJECTION_IDLE_TIMEOUT_MS.
  */
 export const projectionLockStatement = (projection: Pick<Projection, 'name'>): string =>
-  `select pg_advisory_xact_lock(hashtext(${pg.escapeLiteral(projectionLockKey(projection))}))`;
+  `select set_config('idle_in_transaction_session_timeout', '${PROJECTION_IDLE_TIMEOUT_MS}', true), ` +
+  `pg_advisory_xact_lock(hashtext(${pg.escapeLiteral(projectionLockKey(projection))}))`;
 
 /** The consumer group of a projection's schema: named by the schema's generation, so a fresh schema reads from offset 0. */
 export const projectionGroupId = (namespace: string, projection: Pick<Projection, 'name'>, generation: string): string =>

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
+import { AssignerProtocol, type Kafka, type PartitionAssigner, type Producer } from 'kafkajs';
 import type { RememberedRequests } from './idempotency.ts';
 import { inTransaction } from './kafka.ts';
 
@@ -13,34 +13,69 @@ export type Snapshot<S> = { owner: Owner | null; state: S; version: number; requ
 const BARRIER_KEY = '__restore-barrier__';
 
 /**
- * Reads a compacted state changelog to its end. The end is marked by a barrier record that we
- * commit ourselves after the producer fenced any earlier incarnation: once the barrier of every
- * partition has been read (read_committed), nothing written before it can still appear.
+ * Marks the end of a partition of each state changelog, by a record the partition's own producer commits after it has
+ * fenced the partition's previous owner (whose open transaction is thereby aborted): once a reader has reached the
+ * barrier (read_committed), nothing written before it can still appear.
  */
-export async function restoreSnapshots<S>(
-  kafka: Kafka,
-  producer: Producer,
-  topic: string,
-  groupPrefix: string,
-): Promise<Map<string, Snapshot<S>>> {
-  const barrierId = randomUUID();
-  const admin = kafka.admin();
-  await admin.connect();
-  const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
-  const partitions = metadata.topics[0]?.partitions.map((p) => p.partitionId) ?? [];
-
-  await inTransaction(producer, (transaction) =>
-    transaction.send({
-      topic,
+export async function writeBarrier(producer: Producer, topics: string[], partition: number): Promise<Barrier> {
+  const id = randomUUID();
+  const value = JSON.stringify({ barrierId: id });
+  const written = await inTransaction(producer, (transaction) =>
+    transaction.sendBatch({
       acks: -1,
-      messages: partitions.map((partition) => ({ partition, key: BARRIER_KEY, value: JSON.stringify({ barrierId }) })),
+      topicMessages: topics.map((topic) => ({ topic, messages: [{ partition, key: BARRIER_KEY, value }] })),
     }),
   );
+  return { id, offsets: new Map(written.map((w) => [w.topicName, BigInt(w.baseOffset ?? '-1')])) };
+}
 
-  const snapshots = new Map<string, Snapshot<S>>();
+/** A partition's barrier: its id and its offset in each state changelog. */
+export type Barrier = { id: string; offsets: Map<string, bigint> };
+
+/** A group of one member that is given exactly `partitions` of `topic` (kafkajs has no manual assignment). */
+const fixedAssignment =
+  (topic: string, partitions: number[]): PartitionAssigner =>
+  () => ({
+    name: 'FixedPartitions',
+    version: 1,
+    assign: async ({ members }) =>
+      members.map(({ memberId }, index) => ({
+        memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 1,
+          assignment: index === 0 ? { [topic]: partitions } : {},
+          userData: Buffer.alloc(0),
+        }),
+      })),
+    protocol: ({ topics }) => ({
+      name: 'FixedPartitions',
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
+    }),
+  });
+
+/**
+ * Reads the given partitions of a compacted state changelog up to their barriers (`barriers`: partition → barrier id),
+ * from the beginning or from `from` (partition → offset).
+ */
+export async function readSnapshots(
+  kafka: Kafka,
+  topic: string,
+  barriers: Map<number, string>,
+  groupPrefix: string,
+  onRecord: (partition: number, key: string, value: Buffer | null, offset: string) => void,
+  from: Map<number, string> = new Map(),
+): Promise<void> {
+  const partitions = [...barriers.keys()];
+  if (partitions.length === 0) return;
   const waiting = new Set(partitions);
-  const groupId = `${groupPrefix}.${barrierId}`;
-  const consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
+  const groupId = `${groupPrefix}.${randomUUID()}`;
+  const consumer = kafka.consumer({
+    groupId,
+    readUncommitted: false,
+    maxWaitTimeInMs: 100,
+    partitionAssigners: [fixedAssignment(topic, partitions)],
+  });
+  const admin = kafka.admin();
   try {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -48,30 +83,32 @@ export async function restoreSnapshots<S>(
       consumer
         .run({
           autoCommit: false,
+          partitionsConsumedConcurrently: partitions.length,
           eachBatch: async ({ batch }) => {
+            if (!waiting.has(batch.partition)) return;
             for (const message of batch.messages) {
               const key = message.key?.toString();
               if (!key) continue;
               if (key === BARRIER_KEY) {
-                if (message.value && (JSON.parse(message.value.toString()) as { barrierId: string }).barrierId === barrierId) {
+                const { barrierId } = message.value ? (JSON.parse(message.value.toString()) as { barrierId: string }) : { barrierId: '' };
+                if (barrierId === barriers.get(batch.partition)) {
                   waiting.delete(batch.partition);
+                  break;
                 }
-              } else if (message.value) {
-                snapshots.set(key, JSON.parse(message.value.toString()) as Snapshot<S>);
               } else {
-                snapshots.delete(key);
+                onRecord(batch.partition, key, message.value, message.offset);
               }
             }
             if (waiting.size === 0) resolve();
           },
         })
         .catch(reject);
-      if (waiting.size === 0) resolve();
+      for (const [partition, offset] of from) if (waiting.has(partition)) consumer.seek({ topic, partition, offset });
     });
   } finally {
     await consumer.disconnect();
+    await admin.connect().catch(() => undefined);
     await admin.deleteGroups([groupId]).catch(() => undefined);
     await admin.disconnect();
   }
-  return snapshots;
 }

@@ -85,6 +85,8 @@ describe('npm start and signals', () => {
         DATABASE_URL: databaseUrl,
         LEDGER_NAMESPACE: namespace,
         LOG_LEVEL: 'warn',
+        // Where the test services keep theirs, removed with the rest of what the test leaves.
+        STATE_DIR: join(root, '.stack', 'state'),
       };
       delete env.UNIFIED_API_URL; // so that npm start starts the stand-in too
       // A process group of its own, as `npm start &` in a shell gets: what is left of it afterwards is what leaked.

@@ -144,13 +144,18 @@ export function probeHealth(
   return { ready, live, finished };
 }
 
-/** Reads until `until` holds or `deadlineMs` passes; returns the last reading either way. */
-export async function eventually<T>(read: () => Promise<T>, until: (value: T) => boolean, deadlineMs: number): Promise<T> {
+/** Reads every `intervalMs` until `until` holds or `deadlineMs` passes; returns the last reading either way. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  until: (value: T) => boolean,
+  deadlineMs: number,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const value = await read();
     if (until(value) || Date.now() > deadline) return value;
-    await sleep(250);
+    await sleep(intervalMs);
   }
 }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +40,14 @@ export const freePort = () =>
     });
   });
 
-/** A test service's topics and database, once it has stopped: best effort, as a cleanup may find the stack busy. */
+/** The test services' state stores (STATE_DIR), beside the stack's other runtime files. */
+const stateDir = join(root, '.stack', 'state');
+mkdirSync(stateDir, { recursive: true });
+
+/** A test service's topics, database and state store, once it has stopped: best effort, as a cleanup may find the stack busy. */
 export async function removeLeftovers(brokers: string, namespace: string, databaseUrl: string): Promise<void> {
+  for (const entry of readdirSync(stateDir, { withFileTypes: true }))
+    if (entry.name.startsWith(`${namespace}-`)) rmSync(join(stateDir, entry.name), { recursive: true, force: true });
   const admin = new Kafka({ clientId: 'test-cleanup', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
   try {
     await admin.connect();
@@ -83,6 +89,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     TOPIC_PARTITIONS: '3',
     AUTH_DEV_SECRET: TEST_DEV_SECRET,
     LOG_LEVEL: 'warn',
+    STATE_DIR: stateDir,
     ...options.env,
   };
   // An empty value in options.env removes the variable.

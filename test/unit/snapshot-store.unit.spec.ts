@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemorySnapshots, StateStore, type KeptRecord } from '../../ledger/snapshot-store.ts';
+import type { Snapshot } from '../../ledger/state-store.ts';
+
+type Counter = { count: number };
+const snapshot = (count: number, tenantId = 't1'): Snapshot<Counter> => ({
+  owner: { tenantId, orgId: 'o1' },
+  state: { count },
+  version: count,
+});
+const record = (id: string, value: Snapshot<Counter> | null): KeptRecord<Counter> => [
+  id,
+  value ? Buffer.from(JSON.stringify(value)) : null,
+];
+
+const dirs: string[] = [];
+const stores: StateStore[] = [];
+const openStore = (path = mkdtempSync(join(tmpdir(), 'state-store-')), cacheSize = 2) => {
+  dirs.push(path);
+  const store = new StateStore(path, cacheSize);
+  stores.push(store);
+  return store;
+};
+
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the LMDB state store', () => {
+  it('keeps snapshots and the changelog position of each partition together, past a reopen', async () => {
+    const first = openStore();
+    const products = first.keeper<Counter>('ns.products.state');
+    expect(products.position(0)).toBeUndefined();
+    products.apply(0, [record('a', snapshot(1)), record('b', snapshot(2))], 7n);
+    products.apply(1, [record('c', snapshot(3))], 3n);
+    products.apply(0, [record('a', snapshot(4)), record('b', null)], 10n);
+    await first.close();
+    stores.splice(0);
+
+    const again = openStore(dirs[0]).keeper<Counter>('ns.products.state');
+    expect(again.get(0, 'a')).toEqual(snapshot(4));
+    expect(again.get(0, 'b')).toBeUndefined();
+    expect(again.get(1, 'c')).toEqual(snapshot(3));
+    expect(again.get(0, 'c')).toBeUndefined();
+    expect([again.position(0), again.position(1), again.position(2)]).toEqual([10n, 3n, undefined]);
+  });
+
+  it('leaves the position where it was when a write does not know it', () => {
+    const keeper = openStore().keeper<Counter>('ns.x.state');
+    keeper.apply(0, [record('a', snapshot(1))], 5n);
+    keeper.apply(0, [record('a', snapshot(2))]);
+    expect(keeper.position(0)).toBe(5n);
+    expect(keeper.get(0, 'a')).toEqual(snapshot(2));
+  });
+
+  it('clears one partition of one changelog, and nothing else', () => {
+    const store = openStore();
+    const products = store.keeper<Counter>('ns.products.state');
+    const orders = store.keeper<Counter>('ns.orders.state');
+    products.apply(0, [record('a', snapshot(1))], 2n);
+    products.apply(1, [record('b', snapshot(2))], 2n);
+    orders.apply(0, [record('a', snapshot(9))], 4n);
+    products.clear(0);
+    expect(products.get(0, 'a')).toBeUndefined();
+    expect(products.position(0)).toBeUndefined();
+    expect(products.get(1, 'b')).toEqual(snapshot(2));
+    expect(orders.get(0, 'a')).toEqual(snapshot(9));
+    expect(orders.position(0)).toBe(4n);
+  });
+
+  it('reads from disk what its bounded cache no longer holds, and keeps a released partition on disk', () => {
+    const keeper = openStore(undefined, 2).keeper<Counter>('ns.products.state');
+    keeper.apply(
+      0,
+      Array.from({ length: 50 }, (_, i) => [`p${i}`, Buffer.from(JSON.stringify(snapshot(i))), snapshot(i)] as KeptRecord<Counter>),
+      50n,
+    );
+    for (let i = 0; i < 50; i++) expect(keeper.get(0, `p${i}`)?.state.count).toBe(i);
+    keeper.release(0);
+    expect(keeper.get(0, 'p7')).toEqual(snapshot(7));
+    expect(keeper.position(0)).toBe(50n);
+  });
+
+  it('answers the latest write even for a key its cache held before', () => {
+    const keeper = openStore(undefined, 10).keeper<Counter>('ns.products.state');
+    keeper.apply(0, [['a', Buffer.from(JSON.stringify(snapshot(1))), snapshot(1)]], 1n);
+    expect(keeper.get(0, 'a')).toEqual(snapshot(1));
+    keeper.apply(0, [record('a', snapshot(2))], 2n);
+    expect(keeper.get(0, 'a')).toEqual(snapshot(2));
+    keeper.apply(0, [record('a', null)], 3n);
+    expect(keeper.get(0, 'a')).toBeUndefined();
+  });
+});
+
+describe('snapshots in memory', () => {
+  it('hold what was applied, per partition, and forget a released partition', () => {
+    const keeper = new MemorySnapshots<Counter>();
+    keeper.apply(0, [record('a', snapshot(1)), record('b', snapshot(2))]);
+    keeper.apply(0, [record('b', null)]);
+    keeper.apply(1, [record('a', snapshot(5))]);
+    expect([keeper.get(0, 'a'), keeper.get(0, 'b'), keeper.get(1, 'a')]).toEqual([snapshot(1), undefined, snapshot(5)]);
+    expect(keeper.position()).toBeUndefined();
+    keeper.release(0);
+    expect(keeper.get(0, 'a')).toBeUndefined();
+  });
+});
