@@ -10,16 +10,21 @@ import { bulkImport, importItems, mb, memoryKb, rssSampler } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
- * Issue 16's restart figure as it stands before a local state store: a service holding N products (bulk-imported) is
- * stopped with SIGTERM and started again, timed until GET /health answers and until GET /health/ready (every processor
- * has restored its aggregates from the compacted state changelogs, every consumer caught up), with the service's RSS
- * before the stop, at ready and at its peak during the restore, and its CPU for the restart. Beside it, in the same
- * run, the least such a restore does: a bare kafkajs consumer in the bench process reading the product and
+ * Issue 16's restart figure: a service holding N products (bulk-imported) is stopped with SIGTERM and started again,
+ * timed until GET /health answers and until GET /health/ready (every processor has restored its partitions, every
+ * consumer caught up), with the service's RSS before the stop, at ready and at its peak during the restore, and its CPU
+ * for the restart; once with each state store (BENCH_RESTART_STORES, default `lmdb,memory`: the local LMDB store, which
+ * reads only the changelogs' tail, and every snapshot in memory, read from the whole changelogs). Beside it, in the same
+ * run, the least a whole read does: a bare kafkajs consumer in the bench process reading the product and
  * product-quality state changelogs to their ends and parsing every record.
  */
 const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_RESTART_PRODUCTS ?? 200_000);
 const ROUNDS = Number(process.env.BENCH_RESTART_ROUNDS ?? 2);
+const STORES = (process.env.BENCH_RESTART_STORES ?? 'lmdb,memory').split(',');
+/** VmRSS, and of it the anonymous memory (heaps) and the file pages mapped (the LMDB store's, reclaimable page cache). */
+const rssParts = (pid: number | undefined): string =>
+  `${mb(memoryKb(pid))} (anonymous ${mb(memoryKb(pid, 'RssAnon'))}, file ${mb(memoryKb(pid, 'RssFile'))})`;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const seconds = (from: number) => ((performance.now() - from) / 1000).toFixed(1);
 
@@ -28,7 +33,7 @@ const database = `cl_${namespace.replace(/-/g, '_')}`;
 const running: { service?: Awaited<ReturnType<typeof startServiceProcess>> } = {};
 const { sources, backends } = stackCpuSources(running);
 backends.watch(database);
-const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error' } });
+const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error', STATE_STORE: STORES[0] ?? 'lmdb' } });
 running.service = service;
 
 /** Reads the state changelogs to their ends in the bench process: records, and parsed records per second. */
@@ -80,11 +85,15 @@ try {
   const seeding = performance.now();
   await bulkImport(tenant, items);
   await untilReady(service.baseUrl, 600_000);
-  console.log(`${N} products imported in ${seconds(seeding)} s`);
+  console.log(
+    `${N} products imported in ${seconds(seeding)} s; service RSS ${rssParts(service.pid())}, peak ${mb(memoryKb(service.pid(), 'VmHWM'))} (store ${service.env.STATE_STORE})`,
+  );
   await sleep(5_000);
 
   const rows: string[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
+  for (const [round, store] of STORES.flatMap((store) => Array.from({ length: ROUNDS }, () => store)).entries()) {
+    // The next start's store (the same object is the running process's environment).
+    service.env.STATE_STORE = store;
     const baseline = await readChangelogs();
     const rssBefore = memoryKb(service.pid());
     await service.stop();
@@ -100,17 +109,17 @@ try {
     // A new process: all its CPU since it started is the restart's.
     const serviceMs = cpuAfter.service ?? 0;
     const peak = sampler.stop();
-    const rssReady = memoryKb(service.pid());
+    const rssReady = rssParts(service.pid());
     rows.push(
-      `| ${round} | ${healthS} s | ${readyS} s | ${baseline.seconds.toFixed(1)} s (${baseline.records} records) | ${mb(rssBefore)} | ${mb(rssReady)} | ${mb(peak)} | ${(serviceMs / 1000).toFixed(1)} s · ${(kafkaMs / 1000).toFixed(1)} s |`,
+      `| ${round + 1} | ${store} | ${healthS} s | ${readyS} s | ${baseline.seconds.toFixed(1)} s (${baseline.records} records) | ${mb(rssBefore)} | ${rssReady} | ${mb(peak)} | ${(serviceMs / 1000).toFixed(1)} s · ${(kafkaMs / 1000).toFixed(1)} s |`,
     );
     await sleep(5_000);
   }
   console.log(`\nRestart of a service holding ${N} products (SIGTERM, start again):`);
   console.log(
-    '| round | to /health | to /health/ready | baseline: bare consumer reads the product and quality state changelogs | RSS before the stop | RSS at ready | peak RSS during the restart | CPU service · Kafka |',
+    '| round | state store | to /health | to /health/ready | baseline: bare consumer reads the product and quality state changelogs | RSS before the stop | RSS at ready | peak RSS during the restart | CPU service · Kafka |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
 } finally {
   await service.discard();

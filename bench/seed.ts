@@ -31,7 +31,7 @@ export async function bulkImport(tenant: Tenant, items: unknown[], perJob = 100_
 }
 
 /** A process's memory from /proc/<pid>/status, in kB: VmRSS (now) or VmHWM (its peak since it started). */
-export function memoryKb(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
+export function memoryKb(pid: number | undefined, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile' = 'VmRSS'): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8')
