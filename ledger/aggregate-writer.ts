@@ -62,7 +62,7 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
    * Reads the given state partitions up to their barriers (see `writeBarrier`): from the offset the store reflects, or
    * from the beginning when it holds nothing for the partition or more than the changelog does (a recreated topic).
    */
-  async restore(kafka: Kafka, barriers: Map<number, Barrier>, groupPrefix: string): Promise<void> {
+  async restore(kafka: Kafka, barriers: Map<number, Barrier>, groupPrefix: string, cancelled?: AbortSignal): Promise<void> {
     const from = new Map<number, string>();
     const ends = new Map<number, bigint>();
     for (const [partition, barrier] of barriers) {
@@ -85,6 +85,8 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
       ids,
       groupPrefix,
       (partition, key, value, offset) => {
+        // A cancelled restore's part is stopping, and a new run may restore the same partitions: it writes nothing more.
+        if (cancelled?.aborted) return;
         read++;
         const records = pending.get(partition) ?? [];
         records.push([key, value]);
@@ -92,7 +94,9 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
         if (records.length >= RESTORE_CHUNK) flush(partition, BigInt(offset) + 1n);
       },
       from,
+      cancelled,
     );
+    cancelled?.throwIfAborted();
     // Everything before each barrier has been read; the barrier itself is no aggregate's.
     for (const [partition, end] of ends) flush(partition, end >= 0n ? end + 1n : undefined);
     this.deps.metrics?.restored(this.definition.name, read);

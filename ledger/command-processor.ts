@@ -102,7 +102,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
       extend: (task) => task,
       run: (task, batches) => this.rounds.run(() => this.decideAndCommit(task, batches)),
-      open: (tasks) => this.restore(tasks),
+      open: (tasks, cancelled) => this.restore(tasks, cancelled),
       close: ({ partition }) => {
         for (const writer of this.writers()) writer.forget(partition);
       },
@@ -127,7 +127,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   /** New partitions' state: a barrier through each partition's own producer, then every state changelog read up to it. */
-  private async restore(tasks: PartitionTask[]): Promise<void> {
+  private async restore(tasks: PartitionTask[], cancelled: AbortSignal): Promise<void> {
     const writers = this.writers();
     const stateTopics = writers.map((writer) => writer.topic.state);
     const barriers = new Map(
@@ -136,7 +136,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       ),
     );
     // Each changelog is read by a group of its own: side by side, a restore takes the longest read, not their sum.
-    await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, `${this.groupId}.restore`)));
+    await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, `${this.groupId}.restore`, cancelled)));
   }
 
   private async decideAndCommit(task: PartitionTask, batches: Batch[]): Promise<void> {

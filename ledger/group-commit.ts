@@ -111,6 +111,12 @@ export class CommittedPositions {
     return BigInt(offset) < (this.next.get(`${topic}:${partition}`) ?? 0n);
   }
 
+  /** Offsets below `next` of the partition are covered (committed elsewhere, or earlier). */
+  passOver(topic: string, partition: number, next: bigint): void {
+    const key = `${topic}:${partition}`;
+    if (next > (this.next.get(key) ?? 0n)) this.next.set(key, next);
+  }
+
   advance(consumed: Pick<Batch, 'topic' | 'partition' | 'lastOffset'>[]): void {
     for (const { topic, partitions } of consumedOffsets(consumed)) {
       for (const { partition, offset } of partitions) {

@@ -1,4 +1,4 @@
-import type { Batch, Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+import type { Admin, Batch, Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { CommittedPositions, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
 import { disconnectQuietly, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { PartSignals } from './supervisor.ts';
@@ -26,8 +26,11 @@ export type TaskKind<T extends PartitionTask> = {
   run: (task: T, batches: Batch[]) => Promise<void>;
   /** Adds what a kind of part keeps per partition to a new task. */
   extend: (task: PartitionTask) => T;
-  /** Prepares newly assigned tasks together, once their producers are open (e.g. restores their state partitions). */
-  open?: (tasks: T[]) => Promise<void>;
+  /**
+   * Prepares newly assigned tasks together, once their producers are open (e.g. restores their state partitions).
+   * `cancelled` aborts when the tasks are closed before they are ready: the preparation stops, and writes nothing more.
+   */
+  open?: (tasks: T[], cancelled: AbortSignal) => Promise<void>;
   /** Lets go of what a revoked task held (e.g. its partitions' snapshots). */
   close?: (task: T) => void;
 };
@@ -35,6 +38,8 @@ export type TaskKind<T extends PartitionTask> = {
 type PartitionTaskOptions<T extends PartitionTask> = TaskKind<T> & {
   kafka: Kafka;
   groupId: string;
+  /** The group's committed offsets (the next offset to read) of a topic's partitions; none where nothing is committed. */
+  committedOffsets: (topic: string) => Promise<Map<number, bigint>>;
   /** A task that could not be opened: the part is broken and must be restarted. */
   failed: (error: unknown) => void;
 };
@@ -48,6 +53,7 @@ const partitionTransactionalId = (groupId: string, topic: string, partition: num
 class PartitionTasks<T extends PartitionTask> {
   private readonly tasks = new Map<string, T>();
   private closed = false;
+  private readonly cancel = new AbortController();
   private assigning: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: PartitionTaskOptions<T>) {}
@@ -82,12 +88,18 @@ class PartitionTasks<T extends PartitionTask> {
     await Promise.all([...this.tasks.values()].map((task) => task.ready));
   }
 
+  /** The part is stopping: no task opens from now on, and those still opening are cancelled. */
+  stopOpening(): void {
+    this.closed = true;
+    this.cancel.abort();
+  }
+
   /**
    * Closes every task (the part stops: its consumer has stopped first). A part starts again with new tasks: a task of
    * this incarnation that fails to open from now on no longer reports it.
    */
   async closeAll(): Promise<void> {
-    this.closed = true;
+    this.stopOpening();
     const tasks = [...this.tasks.values()];
     this.tasks.clear();
     await Promise.all(tasks.map((task) => this.close(task)));
@@ -95,7 +107,7 @@ class PartitionTasks<T extends PartitionTask> {
 
   private openAll(partitions: { topic: string; partition: number }[]): void {
     if (partitions.length === 0) return;
-    const { kafka, groupId, extend, open, failed } = this.options;
+    const { kafka, groupId, extend, open, failed, committedOffsets } = this.options;
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const ready = new Promise<void>((resolve, reject) => {
       settle = { resolve, reject };
@@ -113,13 +125,32 @@ class PartitionTasks<T extends PartitionTask> {
       return task;
     });
     void (async () => {
-      await Promise.all(tasks.map((task) => task.producer.connect()));
-      await open?.(tasks);
+      // Every connect settled before any is given up: a producer closed while connecting would go on to fence.
+      const connects = await Promise.allSettled(tasks.map((task) => task.producer.connect()));
+      for (const connect of connects) if (connect.status === 'rejected') throw connect.reason;
+      await open?.(tasks, this.cancel.signal);
+      await this.skipCommitted(tasks, committedOffsets);
     })().then(settle.resolve, settle.reject);
-    // Whoever waits for a task learns of the failure too; the part is restarted either way.
+    // Whoever waits for a task learns of the failure too. Only a task still assigned breaks the part: one revoked
+    // meanwhile (its new owner's producer fenced this one's, say) is simply closed.
     ready.catch((error: unknown) => {
-      if (!this.closed) failed(error);
+      if (!this.closed && tasks.some((task) => this.tasks.get(keyOf(task.topic, task.partition)) === task)) failed(error);
     });
+  }
+
+  /**
+   * The consumer took its fetch positions from the group's offsets when it was assigned, which may have been before the
+   * previous owner's last transaction completed (kafkajs's OffsetFetch cannot ask for stable offsets, KIP-447). Once the
+   * new producers have fenced that owner, read them again: what they now cover was decided, and is passed over.
+   */
+  private async skipCommitted(tasks: T[], committedOffsets: (topic: string) => Promise<Map<number, bigint>>): Promise<void> {
+    for (const topic of new Set(tasks.map((task) => task.topic))) {
+      const offsets = await committedOffsets(topic);
+      for (const task of tasks) {
+        const next = task.topic === topic ? offsets.get(task.partition) : undefined;
+        if (next !== undefined) task.committed.passOver(topic, task.partition, next);
+      }
+    }
   }
 
   private async close(task: T): Promise<void> {
@@ -158,7 +189,9 @@ async function whileHeartbeating(work: Promise<void>, heartbeat: () => Promise<v
     done = true;
   });
   while (!done) {
-    await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, 1_000)))]);
+    clearTimeout(timer);
     if (!done) await heartbeat();
   }
   await finished;
@@ -170,8 +203,12 @@ async function whileHeartbeating(work: Promise<void>, heartbeat: () => Promise<v
  */
 export class PartitionedConsumer<T extends PartitionTask> {
   private consumer?: Consumer;
+  private admin?: Admin;
   private tasks?: PartitionTasks<T>;
   private started?: () => void;
+  /** The last stop, in full: a new run never overlaps an old one still closing its tasks (and their stores). */
+  private stopping: Promise<void> = Promise.resolve();
+  private stops = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -185,6 +222,10 @@ export class PartitionedConsumer<T extends PartitionTask> {
    * supervisor then restarts it) or been stopped.
    */
   async start(topics: string[]): Promise<void> {
+    const stops = this.stops;
+    await this.stopping;
+    // Stopped while it waited (the service is shutting down): nothing to start.
+    if (this.stops !== stops) return;
     const { kafka, groupId, signals } = this;
     const started = new Promise<void>((resolve) => {
       this.started = resolve;
@@ -193,7 +234,15 @@ export class PartitionedConsumer<T extends PartitionTask> {
       this.started?.();
       signals.failed(error);
     };
-    const tasks = new PartitionTasks<T>({ ...this.kind, kafka, groupId, failed });
+    const admin = kafka.admin();
+    this.admin = admin;
+    const committedOffsets = async (topic: string) => {
+      const [fetched] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const offsets = new Map<number, bigint>();
+      for (const { partition, offset } of fetched?.partitions ?? []) if (BigInt(offset) >= 0n) offsets.set(partition, BigInt(offset));
+      return offsets;
+    };
+    const tasks = new PartitionTasks<T>({ ...this.kind, kafka, groupId, failed, committedOffsets });
     this.tasks = tasks;
     const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, { running: () => undefined, failed });
     this.consumer = consumer;
@@ -211,18 +260,28 @@ export class PartitionedConsumer<T extends PartitionTask> {
         () => undefined,
       );
     });
+    await admin.connect();
     await consumer.connect();
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run(partitionTaskRun(tasks));
     await started;
   }
 
-  async stop(): Promise<void> {
-    const { consumer, tasks } = this;
+  stop(): Promise<void> {
+    const { consumer, admin, tasks } = this;
+    this.stops++;
     this.consumer = undefined;
+    this.admin = undefined;
     this.tasks = undefined;
     this.started?.();
-    await disconnectQuietly(consumer);
-    await tasks?.closeAll();
+    // Tasks still opening are cancelled first: the consumer's disconnect waits for the batches that wait for them.
+    tasks?.stopOpening();
+    const earlier = this.stopping;
+    this.stopping = (async () => {
+      await disconnectQuietly(consumer, admin);
+      await tasks?.closeAll();
+      await earlier;
+    })();
+    return this.stopping;
   }
 }

@@ -64,6 +64,7 @@ export async function readSnapshots(
   groupPrefix: string,
   onRecord: (partition: number, key: string, value: Buffer | null, offset: string) => void,
   from: Map<number, string> = new Map(),
+  cancelled?: AbortSignal,
 ): Promise<void> {
   const partitions = [...barriers.keys()];
   if (partitions.length === 0) return;
@@ -74,18 +75,26 @@ export async function readSnapshots(
     readUncommitted: false,
     maxWaitTimeInMs: 100,
     partitionAssigners: [fixedAssignment(topic, partitions)],
+    // A crash ends the read (the part restarts and reads again): restarted by kafkajs it would be nobody's to watch.
+    retry: { initialRetryTime: 100, retries: 5, restartOnFailure: async () => false },
   });
   const admin = kafka.admin();
+  let onAbort: (() => void) | undefined;
   try {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
+      // kafkajs reports a failed join or fetch as a crash event, not through run()'s promise.
+      consumer.on(consumer.events.CRASH, ({ payload }) => reject(payload.error));
+      onAbort = () => reject(cancelled?.reason);
+      if (cancelled?.aborted) onAbort();
+      cancelled?.addEventListener('abort', onAbort, { once: true });
       consumer
         .run({
           autoCommit: false,
           partitionsConsumedConcurrently: partitions.length,
           eachBatch: async ({ batch }) => {
-            if (!waiting.has(batch.partition)) return;
+            if (!waiting.has(batch.partition) || cancelled?.aborted) return;
             for (const message of batch.messages) {
               const key = message.key?.toString();
               if (!key) continue;
@@ -106,7 +115,8 @@ export async function readSnapshots(
       for (const [partition, offset] of from) if (waiting.has(partition)) consumer.seek({ topic, partition, offset });
     });
   } finally {
-    await consumer.disconnect();
+    if (onAbort) cancelled?.removeEventListener('abort', onAbort);
+    await consumer.disconnect().catch(() => undefined);
     await admin.connect().catch(() => undefined);
     await admin.deleteGroups([groupId]).catch(() => undefined);
     await admin.disconnect();

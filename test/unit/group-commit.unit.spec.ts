@@ -79,4 +79,16 @@ describe('committed positions', () => {
     positions.advance([consumed('a', 0, '3')]);
     expect(positions.covers('a', 0, '5')).toBe(true);
   });
+
+  it('passes over what the group committed elsewhere (a previous owner), below the next offset only, never moving back', () => {
+    const positions = new CommittedPositions();
+    positions.passOver('a', 2, 10n);
+    expect(positions.covers('a', 2, '9')).toBe(true);
+    expect(positions.covers('a', 2, '10')).toBe(false);
+    expect(positions.covers('a', 1, '0')).toBe(false);
+    positions.passOver('a', 2, 4n);
+    expect(positions.covers('a', 2, '9')).toBe(true);
+    positions.advance([{ topic: 'a', partition: 2, lastOffset: () => '12' }]);
+    expect(positions.covers('a', 2, '12')).toBe(true);
+  });
 });
