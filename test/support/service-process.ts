@@ -110,7 +110,9 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
       throw new Error(`${baseUrl} is still served by an earlier process`);
     const log = createWriteStream(join(logDir, `${namespace}.log`), { flags: 'a' });
     // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
-    child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'server.ts')], {
+    // SERVICE_NODE_ARGS: node flags for the service alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a bench).
+    const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'bin', 'server.ts')], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
