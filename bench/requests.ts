@@ -13,7 +13,8 @@ import { measure } from './measure.ts';
  * default 1000, after `BENCH_WARMUP` 1000), counting per write, by thread of the service, the write syscalls (each a
  * request to Kafka or Postgres, or an HTTP answer) and the CPU; the Postgres transactions of the service's database;
  * and, when `strace` is installed, the Kafka requests by API and the Postgres messages by kind (a second, traced run of
- * the same size: strace slows the service, so its rounds are larger and its counts a little lower).
+ * the same size: strace slows the service, so its rounds are larger and its counts a little lower; `BENCH_TRACE=false`
+ * skips it).
  */
 const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_REQUESTS ?? 1000);
@@ -103,7 +104,9 @@ try {
     console.log(`${`${role} (${tid})`.padEnd(26)} ${writes.toFixed(2).padStart(7)} ${cpuMs.toFixed(2).padStart(9)}`);
   }
 
-  if (spawnSync('strace', ['-V']).status !== 0) {
+  if (process.env.BENCH_TRACE === 'false') {
+    // Untraced only.
+  } else if (spawnSync('strace', ['-V']).status !== 0) {
     console.log('\nstrace is not installed: no counts by Kafka API and Postgres message (apt-get install strace).');
   } else {
     const out = join(tmpdir(), `${namespace}.strace`);

@@ -1,6 +1,6 @@
 import type { Admin, Batch, Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { CommittedPositions, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
-import { disconnectQuietly, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import { disconnectQuietly, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { PartSignals } from './supervisor.ts';
 
 /**
@@ -64,9 +64,19 @@ class PartitionTasks<T extends PartitionTask> {
    * open together. Resolves when every assigned task is ready.
    */
   assign(assignment: Record<string, number[] | undefined>, revokeAll = false): Promise<void> {
-    const applied = this.assigning.then(() => this.apply(assignment, revokeAll));
+    // Revoked tasks leave at once, even while one is still opening: its failure no longer breaks the part.
+    const revoked = this.revoke(assignment, revokeAll);
+    const applied = this.assigning.then(() => this.apply(assignment, revokeAll, revoked));
     this.assigning = applied.catch(() => undefined);
     return applied;
+  }
+
+  /** Takes the tasks an assignment no longer holds (every task, with `revokeAll`) out of the map. */
+  private revoke(assignment: Record<string, number[] | undefined>, revokeAll: boolean): T[] {
+    const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => (partitions ?? []).map((p) => keyOf(topic, p))));
+    const revoked = [...this.tasks].filter(([key]) => revokeAll || !assigned.has(key));
+    for (const [key] of revoked) this.tasks.delete(key);
+    return revoked.map(([, task]) => task);
   }
 
   /** The task of a batch's partition; none for a partition this consumer is not (or no longer, or not yet) assigned. */
@@ -74,12 +84,10 @@ class PartitionTasks<T extends PartitionTask> {
     return this.tasks.get(keyOf(topic, partition));
   }
 
-  private async apply(assignment: Record<string, number[] | undefined>, revokeAll: boolean): Promise<void> {
-    if (this.closed) return;
-    const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => (partitions ?? []).map((p) => keyOf(topic, p))));
-    const revoked = [...this.tasks].filter(([key]) => revokeAll || !assigned.has(key));
-    for (const [key] of revoked) this.tasks.delete(key);
-    await Promise.all(revoked.map(([, task]) => this.close(task)));
+  private async apply(assignment: Record<string, number[] | undefined>, revokeAll: boolean, revoked: T[]): Promise<void> {
+    // Tasks an earlier assignment opened after this one arrived are revoked now.
+    const closing = [...revoked, ...this.revoke(assignment, revokeAll)];
+    await Promise.all(closing.map((task) => this.close(task)));
     if (this.closed) return;
     const added = Object.entries(assignment).flatMap(([topic, partitions]) =>
       (partitions ?? []).filter((partition) => !this.tasks.has(keyOf(topic, partition))).map((partition) => ({ topic, partition })),
@@ -103,6 +111,8 @@ class PartitionTasks<T extends PartitionTask> {
     const tasks = [...this.tasks.values()];
     this.tasks.clear();
     await Promise.all(tasks.map((task) => this.close(task)));
+    // Revoked tasks whose assignment was still queued are closed by it.
+    await this.assigning;
   }
 
   private openAll(partitions: { topic: string; partition: number }[]): void {
@@ -129,6 +139,7 @@ class PartitionTasks<T extends PartitionTask> {
       const connects = await Promise.allSettled(tasks.map((task) => task.producer.connect()));
       for (const connect of connects) if (connect.status === 'rejected') throw connect.reason;
       await open?.(tasks, this.cancel.signal);
+      this.cancel.signal.throwIfAborted();
       await this.skipCommitted(tasks, committedOffsets);
     })().then(settle.resolve, settle.reject);
     // Whoever waits for a task learns of the failure too. Only a task still assigned breaks the part: one revoked
@@ -223,9 +234,10 @@ export class PartitionedConsumer<T extends PartitionTask> {
    */
   async start(topics: string[]): Promise<void> {
     const stops = this.stops;
+    const stopped = () => this.stops !== stops;
     await this.stopping;
     // Stopped while it waited (the service is shutting down): nothing to start.
-    if (this.stops !== stops) return;
+    if (stopped()) return;
     const { kafka, groupId, signals } = this;
     const started = new Promise<void>((resolve) => {
       this.started = resolve;
@@ -235,17 +247,14 @@ export class PartitionedConsumer<T extends PartitionTask> {
       signals.failed(error);
     };
     const admin = kafka.admin();
-    this.admin = admin;
     const committedOffsets = async (topic: string) => {
-      const [fetched] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const [fetched] = await retryTransient(() => admin.fetchOffsets({ groupId, topics: [topic] }));
       const offsets = new Map<number, bigint>();
       for (const { partition, offset } of fetched?.partitions ?? []) if (BigInt(offset) >= 0n) offsets.set(partition, BigInt(offset));
       return offsets;
     };
     const tasks = new PartitionTasks<T>({ ...this.kind, kafka, groupId, failed, committedOffsets });
-    this.tasks = tasks;
     const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, { running: () => undefined, failed });
-    this.consumer = consumer;
     let memberId: string | undefined;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       // A new member id: this consumer was out of the group (its session expired, say while the process was paused),
@@ -254,15 +263,29 @@ export class PartitionedConsumer<T extends PartitionTask> {
       memberId = payload.memberId;
       tasks.assign(payload.memberAssignment, rejoined).then(
         () => {
+          if (this.tasks !== tasks) return;
           this.started?.();
           signals.running();
         },
         () => undefined,
       );
     });
-    await admin.connect();
-    await consumer.connect();
-    for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+    try {
+      await admin.connect();
+      await consumer.connect();
+      for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+    } catch (error) {
+      await disconnectQuietly(consumer, admin);
+      throw error;
+    }
+    // A stop that came while connecting did not know these clients: they are this start's to close.
+    if (stopped()) {
+      await disconnectQuietly(consumer, admin);
+      return;
+    }
+    this.admin = admin;
+    this.tasks = tasks;
+    this.consumer = consumer;
     await consumer.run(partitionTaskRun(tasks));
     await started;
   }
@@ -278,8 +301,9 @@ export class PartitionedConsumer<T extends PartitionTask> {
     tasks?.stopOpening();
     const earlier = this.stopping;
     this.stopping = (async () => {
-      await disconnectQuietly(consumer, admin);
+      await disconnectQuietly(consumer);
       await tasks?.closeAll();
+      await disconnectQuietly(admin);
       await earlier;
     })();
     return this.stopping;

@@ -80,6 +80,7 @@ export async function readSnapshots(
   });
   const admin = kafka.admin();
   let onAbort: (() => void) | undefined;
+  let running: Promise<void> | undefined;
   try {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -89,7 +90,7 @@ export async function readSnapshots(
       onAbort = () => reject(cancelled?.reason);
       if (cancelled?.aborted) onAbort();
       cancelled?.addEventListener('abort', onAbort, { once: true });
-      consumer
+      running = consumer
         .run({
           autoCommit: false,
           partitionsConsumedConcurrently: partitions.length,
@@ -116,6 +117,8 @@ export async function readSnapshots(
     });
   } finally {
     if (onAbort) cancelled?.removeEventListener('abort', onAbort);
+    // A disconnect while kafkajs is still joining the group would leave its runner fetching, unreachable.
+    await running;
     await consumer.disconnect().catch(() => undefined);
     await admin.connect().catch(() => undefined);
     await admin.deleteGroups([groupId]).catch(() => undefined);
