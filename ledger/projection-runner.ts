@@ -7,7 +7,7 @@ import { supervisedConsumer } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
-import { batchContextFor, contextFor, prepareProjectionSchema, type Projection } from './projection.ts';
+import { batchContextFor, contextFor, knexOn, prepareProjectionSchema, type Projection } from './projection.ts';
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
@@ -130,33 +130,30 @@ export class ProjectionRunner {
   }
 
   private async advance(topic: string, partition: number, offset: string): Promise<void> {
-    await this.deps.db.transaction(async (trx) => {
-      const { sql } = await batchContextFor(trx, this.options.schema);
-      await this.lock(sql);
-      await this.saveCheckpoints(sql, [{ topic, partition, offset }]);
-    });
+    await this.inTransaction([{ topic, partition, offset }], async () => undefined);
     this.options.onBatch?.(topic, partition, offset);
-  }
-
-  private async lock(sql: ClientBase): Promise<void> {
-    await sql.query(projectionLockStatement(this.projection));
   }
 
   /**
    * Takes the projection's lock, then reads every checkpoint of the schema (a few rows: one per partition read), in
-   * one round trip: two statements of one simple query, the second with a snapshot taken once the lock is held.
+   * one round trip: the statements of one simple query (after `begin`, when `begin` is set), the last with a snapshot
+   * taken once the lock is held.
    */
-  private async lockAndReadCheckpoints(sql: ClientBase): Promise<Map<string, bigint>> {
+  private async lockAndReadCheckpoints(sql: ClientBase, begin = false): Promise<Map<string, bigint>> {
     const results = (await sql.query(
-      `${projectionLockStatement(this.projection)};
+      `${begin ? 'begin; ' : ''}${projectionLockStatement(this.projection)};
        select topic, partition, "offset" from ${pg.escapeIdentifier(this.options.schema)}.checkpoints`,
     )) as unknown as QueryResult<{ topic: string; partition: number; offset: string }>[];
-    const rows = results[1]?.rows ?? [];
+    const rows = results.at(-1)?.rows ?? [];
     return new Map(rows.map((row) => [partitionKey(row.topic, row.partition), BigInt(row.offset)]));
   }
 
-  /** Checkpoints only move forward; each notification is delivered when the transaction commits. */
-  private async saveCheckpoints(sql: ClientBase, positions: { topic: string; partition: number; offset: string }[]): Promise<void> {
+  /**
+   * The statement that saves the checkpoints (only ever forward) and, for the live read model, announces them (each
+   * notification is delivered when the transaction commits). Its values are literals, so that it can share a simple
+   * query with the `commit` that follows it.
+   */
+  private checkpointStatement(positions: { topic: string; partition: number; offset: string }[]): string {
     const { schema, notify } = this.options;
     // One row per partition: an upsert may not touch the same row twice.
     const furthest = new Map<string, { topic: string; partition: number; offset: bigint }>();
@@ -166,19 +163,41 @@ export class ProjectionRunner {
       if (!seen || BigInt(offset) > seen.offset) furthest.set(key, { topic, partition, offset: BigInt(offset) });
     }
     const saved = [...furthest.values()];
+    const topics = saved.map((p) => pg.escapeLiteral(p.topic)).join(', ');
+    const partitions = saved.map((p) => String(Math.trunc(p.partition))).join(', ');
+    const offsets = saved.map((p) => p.offset.toString()).join(', ');
     const upsert = `insert into ${pg.escapeIdentifier(schema)}.checkpoints (topic, partition, "offset")
-      select * from unnest($1::text[], $2::int[], $3::bigint[])
+      select * from unnest(array[${topics}]::text[], array[${partitions}]::int[], array[${offsets}]::bigint[])
       on conflict (topic, partition) do update set "offset" = greatest(checkpoints."offset", excluded."offset"), updated_at = now()
       returning topic, partition, "offset"`;
-    const values = [saved.map((p) => p.topic), saved.map((p) => p.partition), saved.map((p) => p.offset.toString())];
-    if (!notify) {
-      await sql.query(upsert, values);
-      return;
+    if (!notify) return upsert;
+    const prefix = pg.escapeLiteral(`${this.projection.name}|`);
+    return `with saved as (${upsert})
+      select pg_notify(${pg.escapeLiteral(PROGRESS_CHANNEL)}, ${prefix} || topic || '|' || partition || '|' || "offset") from saved`;
+  }
+
+  /**
+   * One transaction of the projection on a connection of the pool, in two round trips besides `work`'s own: `begin`
+   * with the lock and the checkpoints, and the new checkpoints with `commit`. (knex's transactions spend a round trip
+   * each on `begin` and `commit`: two of about five per batch.)
+   */
+  private async inTransaction(
+    positions: { topic: string; partition: number; offset: string }[],
+    work: (sql: ClientBase, applied: Map<string, bigint>) => Promise<void>,
+  ): Promise<void> {
+    const { db } = this.deps;
+    const sql = (await db.client.acquireConnection()) as ClientBase & { __knex__disposed?: unknown };
+    try {
+      const applied = await this.lockAndReadCheckpoints(sql, true);
+      await work(sql, applied);
+      await sql.query(`${this.checkpointStatement(positions)}; commit`);
+    } catch (error) {
+      // A connection that cannot even roll back is broken: knex's pool drops a connection marked so.
+      await sql.query('rollback').catch((rollbackError: unknown) => (sql.__knex__disposed = rollbackError));
+      throw error;
+    } finally {
+      await db.client.releaseConnection(sql);
     }
-    await sql.query(
-      `with saved as (${upsert}) select pg_notify($4, $5 || '|' || topic || '|' || partition || '|' || "offset") from saved`,
-      [...values, PROGRESS_CHANNEL, this.projection.name],
-    );
   }
 
   /**
@@ -217,42 +236,48 @@ export class ProjectionRunner {
     return decoded;
   }
 
+  /** The group's events past their partitions' checkpoints (`applied`) that the projection handles, in log order. */
+  private fresh(decoded: DecodedBatch[], applied: Map<string, bigint>): RecordedEvent[] {
+    const fresh: RecordedEvent[] = [];
+    for (const { batch, events } of decoded) {
+      const key = partitionKey(batch.topic, batch.partition);
+      const checkpoint = applied.get(key) ?? -1n;
+      for (const event of events) {
+        if (BigInt(event.position.offset) > checkpoint && this.projection.canHandle.includes(event.type)) fresh.push(event);
+      }
+      // A later batch of the same partition sees the earlier one's checkpoint, as if each were saved in turn.
+      const last = BigInt(batch.lastOffset());
+      if (last > checkpoint) applied.set(key, last);
+    }
+    return fresh;
+  }
+
   private async applyGroup(decoded: DecodedBatch[], mode: Mode): Promise<void> {
     const { schema } = this.options;
+    const positions = decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() }));
+    if (mode === 'set-based') {
+      await this.inTransaction(positions, async (sql, applied) => {
+        const fresh = this.fresh(decoded, applied);
+        if (fresh.length > 0) await this.projection.applyBatch?.(fresh, { sql, schema, db: knexOn(this.deps.db, sql) });
+      });
+      return;
+    }
     await this.deps.db.transaction(async (trx) => {
-      const batchContext = await batchContextFor(trx, schema);
-      const { sql } = batchContext;
-      // A later batch of the same partition sees the earlier one's checkpoint, as if each were saved in turn.
-      const applied = await this.lockAndReadCheckpoints(sql);
-      const fresh: RecordedEvent[] = [];
-      for (const { batch, events } of decoded) {
-        const key = partitionKey(batch.topic, batch.partition);
-        const checkpoint = applied.get(key) ?? -1n;
-        for (const event of events) {
-          if (BigInt(event.position.offset) > checkpoint && this.projection.canHandle.includes(event.type)) fresh.push(event);
-        }
-        const last = BigInt(batch.lastOffset());
-        if (last > checkpoint) applied.set(key, last);
-      }
-      if (mode === 'set-based' && fresh.length > 0) await this.projection.applyBatch?.(fresh, batchContext);
-      if (mode === 'per-event') {
-        const context = contextFor(trx, schema);
-        for (const event of fresh) {
-          try {
-            await this.projection.evolve(event, context);
-          } catch (error) {
-            throw new ProjectionEventError(
-              this.projection.name,
-              { type: event.type, position: event.position, eventId: event.envelope.eventId },
-              error,
-            );
-          }
+      const { sql } = await batchContextFor(trx, schema);
+      const fresh = this.fresh(decoded, await this.lockAndReadCheckpoints(sql));
+      const context = contextFor(trx, schema);
+      for (const event of fresh) {
+        try {
+          await this.projection.evolve(event, context);
+        } catch (error) {
+          throw new ProjectionEventError(
+            this.projection.name,
+            { type: event.type, position: event.position, eventId: event.envelope.eventId },
+            error,
+          );
         }
       }
-      await this.saveCheckpoints(
-        sql,
-        decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() })),
-      );
+      await sql.query(this.checkpointStatement(positions));
     });
   }
 }

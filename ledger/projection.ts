@@ -124,6 +124,22 @@ export async function batchContextFor(db: Knex.Transaction, schema: string): Pro
   return { sql, schema, db };
 }
 
+/**
+ * A knex whose queries run on one connection, inside a transaction its caller began and ends itself: what a batch form
+ * reaches through `BatchContext.db` (tables, raw statements) goes through the batch's own transaction.
+ */
+export function knexOn(db: Knex, connection: ClientBase): Knex.Transaction {
+  const bound = <Q extends { connection: (connection: unknown) => Q }>(query: Q): Q => query.connection(connection);
+  const on = {
+    table: (...args: Parameters<Knex['table']>) => bound(db.table(...args)),
+    raw: (...args: Parameters<Knex['raw']>) => bound(db.raw(...args)),
+  };
+  return new Proxy(db, {
+    apply: (_target, _self, args: Parameters<Knex>) => bound(db(...args)),
+    get: (target, property, receiver) => (property in on ? on[property as keyof typeof on] : Reflect.get(target, property, receiver)),
+  }) as unknown as Knex.Transaction;
+}
+
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */
 export const liveSchema = (projection: Pick<Projection, 'name'>): string => `rm_${projection.name}`;
 
