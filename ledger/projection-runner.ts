@@ -186,7 +186,7 @@ export class ProjectionRunner {
     work: (sql: ClientBase, applied: Map<string, bigint>) => Promise<void>,
   ): Promise<void> {
     const { db } = this.deps;
-    const sql = (await db.client.acquireConnection()) as ClientBase & { __knex__disposed?: unknown };
+    const sql = (await db.client.acquireConnection()) as pg.Client & { __knex__disposed?: unknown };
     try {
       const applied = await this.lockAndReadCheckpoints(sql, true);
       await work(sql, applied);
@@ -196,6 +196,8 @@ export class ProjectionRunner {
       await sql.query('rollback').catch((rollbackError: unknown) => (sql.__knex__disposed = rollbackError));
       throw error;
     } finally {
+      // Back to the pool only outside a transaction ('I': idle); anything else is dropped by the pool's next check.
+      if (sql.getTransactionStatus() !== 'I') sql.__knex__disposed ??= 'left inside a transaction';
       await db.client.releaseConnection(sql);
     }
   }

@@ -126,17 +126,24 @@ export async function batchContextFor(db: Knex.Transaction, schema: string): Pro
 
 /**
  * A knex whose queries run on one connection, inside a transaction its caller began and ends itself: what a batch form
- * reaches through `BatchContext.db` (tables, raw statements) goes through the batch's own transaction.
+ * reaches through `BatchContext.db` goes through the batch's own transaction. knex's query methods (`table`, `select`,
+ * `insert`, …) all start from `this.queryBuilder()`, so binding it and `raw` (and a call of the knex itself) binds them
+ * all; what would open a transaction or a connection of its own is refused rather than run outside the batch.
  */
 export function knexOn(db: Knex, connection: ClientBase): Knex.Transaction {
   const bound = <Q extends { connection: (connection: unknown) => Q }>(query: Q): Q => query.connection(connection);
-  const on = {
-    table: (...args: Parameters<Knex['table']>) => bound(db.table(...args)),
+  const on: Record<PropertyKey, unknown> = {
+    queryBuilder: () => bound(db.queryBuilder()),
     raw: (...args: Parameters<Knex['raw']>) => bound(db.raw(...args)),
   };
+  const refused = new Set<PropertyKey>(['transaction', 'transactionProvider', 'batchInsert', 'schema', 'destroy', 'initialize']);
   return new Proxy(db, {
     apply: (_target, _self, args: Parameters<Knex>) => bound(db(...args)),
-    get: (target, property, receiver) => (property in on ? on[property as keyof typeof on] : Reflect.get(target, property, receiver)),
+    get: (target, property, receiver) => {
+      if (refused.has(property))
+        throw new Error(`knex's ${String(property)} is not for a projection batch: it runs in the batch's own transaction`);
+      return Object.hasOwn(on, property) ? on[property] : Reflect.get(target, property, receiver);
+    },
   }) as unknown as Knex.Transaction;
 }
 

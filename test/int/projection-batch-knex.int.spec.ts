@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { Kafka } from 'kafkajs';
+import knexFactory, { type Knex } from 'knex';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
+import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { EventCodec } from '../../ledger/event-codec.ts';
+import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import { contextFor, projectionOf, type BatchContext } from '../../ledger/projection.ts';
+import { ProjectionRunner } from '../../ledger/projection-runner.ts';
+import { Supervisor } from '../../ledger/supervisor.ts';
+import { namespaced } from '../../ledger/topics.ts';
+import { publishBrandsCreated, until } from '../support/brand-events.ts';
+
+/**
+ * A batch form that writes through `BatchContext.db` (knex) as well as through `sql`: the runner runs the batch's
+ * transaction itself, and knex's queries must run inside it, on its connection. Were one of them to run on another
+ * connection of the pool, it would commit on its own: a batch that then fails would leave it behind, and the group's
+ * event-by-event retry would meet it as a duplicate key.
+ */
+describe('a projection batch form writing through knex', () => {
+  const namespace = `batch-knex-${randomUUID().slice(0, 8)}`;
+  const topic = namespaced(namespace, brandAggregate.events.name);
+  const logger = pino({ level: 'silent' });
+  let db: Knex;
+  let kafka: Kafka;
+  let codec: EventCodec;
+  const schemas: string[] = [];
+
+  const names = ['alpha', 'beta', 'gamma', 'delta'];
+
+  /** Each event's row through another knex entry point: a call, `table`, a builder method, `raw`, a context's `table`. */
+  const writeThroughKnex = async ({ db: knex, schema }: BatchContext, events: BrandCreated['data'][]) => {
+    const [first, second, third, fourth] = events.map(({ name }) => ({ name }));
+    if (first) await knex(`${schema}.seen`).insert(first);
+    if (second) await knex.table(`${schema}.seen`).insert(second);
+    if (third) await knex.insert(third).into(`${schema}.seen`);
+    if (fourth) await knex.raw('insert into ??.seen (name) values (?)', [schema, fourth.name]);
+    for (const rest of events.slice(4)) await contextFor(knex, schema).table('seen').insert({ name: rest.name });
+  };
+
+  const projection = (name: string, failBatch: () => boolean) =>
+    projectionOf<BrandCreated>({
+      name,
+      topics: [brandAggregate.events],
+      migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
+      handlers: {
+        BrandCreated: async (event, { table }) => {
+          await table('seen').insert({ name: event.data.name });
+        },
+      },
+      applyBatch: async (events, context) => {
+        await writeThroughKnex(
+          context,
+          events.map((event) => event.data),
+        );
+        if (failBatch()) throw new Error('the batch form failed after writing');
+      },
+    });
+
+  const seen = (schema: string) => db(`${schema}.seen`).orderBy('name').pluck('name');
+
+  beforeAll(async () => {
+    const stack = inject('stack');
+    const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
+    await ensureDatabase(url);
+    db = knexFactory({ client: 'pg', connection: url });
+    kafka = createKafka(stack.kafkaBrokers, 'batch-knex-test', logger);
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
+    await admin.disconnect();
+    codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
+    await codec.registerAll([brandAggregate.events]);
+    await publishBrandsCreated(codec, topic, names, 'batch-knex-test');
+  });
+
+  afterAll(async () => {
+    for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
+    await db?.destroy();
+  });
+
+  const running = async (name: string, failBatch: () => boolean, test: (schema: string, supervisor: Supervisor) => Promise<void>) => {
+    const schema = `batch_knex_${randomUUID().slice(0, 8)}`;
+    schemas.push(schema);
+    const supervisor = new Supervisor(`projection-${name}`, logger, { minDelayMs: 100, maxDelayMs: 400 });
+    await supervisor.start(
+      new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection(name, failBatch), { schema, notify: false }, supervisor),
+    );
+    try {
+      await test(schema, supervisor);
+    } finally {
+      await supervisor.stop();
+    }
+  };
+
+  it('commits what the batch form wrote through knex with the checkpoint', async () => {
+    await running(
+      'batch_knex_ok',
+      () => false,
+      async (schema, supervisor) => {
+        await until('every event applied', async () => (await seen(schema)).length === names.length);
+        expect(await seen(schema)).toEqual([...names].sort());
+        await until('the checkpoint saved', async () => (await db(`${schema}.checkpoints`).pluck('offset')).includes('3'));
+        expect(supervisor.status().restarts).toBe(0);
+      },
+    );
+  });
+
+  it('rolls back what the batch form wrote through knex when it fails: the event-by-event retry applies each event once', async () => {
+    let failures = 0;
+    await running(
+      'batch_knex_failing',
+      () => failures++ < 1_000,
+      async (schema, supervisor) => {
+        // The checkpoint moves only once a transaction applied the group: here, the event-by-event retry.
+        await until('the checkpoint saved', async () => (await db(`${schema}.checkpoints`).pluck('offset')).includes('3'));
+        expect(failures).toBeGreaterThan(0);
+        expect(await seen(schema)).toEqual([...names].sort());
+        expect(supervisor.status().restarts).toBe(0);
+      },
+    );
+  });
+
+  it("refuses knex's own transactions and schema changes inside a batch", async () => {
+    let refused: unknown;
+    const probe = projectionOf<BrandCreated>({
+      name: 'batch_knex_refusal',
+      topics: [brandAggregate.events],
+      migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
+      handlers: { BrandCreated: async (event, { table }) => void (await table('seen').insert({ name: event.data.name })) },
+      applyBatch: async (events, context) => {
+        try {
+          await context.db.transaction(async () => undefined);
+        } catch (error) {
+          refused ??= error;
+        }
+        await context.sql.query(`insert into "${context.schema}".seen (name) select unnest($1::text[])`, [events.map((e) => e.data.name)]);
+      },
+    });
+    const schema = `batch_knex_${randomUUID().slice(0, 8)}`;
+    schemas.push(schema);
+    const supervisor = new Supervisor('projection-batch_knex_refusal', logger, { minDelayMs: 100, maxDelayMs: 400 });
+    await supervisor.start(new ProjectionRunner({ kafka, codec, db, namespace, logger }, probe, { schema, notify: false }, supervisor));
+    try {
+      await until('every event applied', async () => (await seen(schema)).length === names.length);
+      expect(String(refused)).toMatch(/knex's transaction is not for a projection batch/);
+    } finally {
+      await supervisor.stop();
+    }
+  });
+});
