@@ -38,6 +38,7 @@ const FAST_503_MS = 5_000;
 /** Readiness may come from a periodic check; give it this long to notice before holding it to 503. */
 const READINESS_NOTICE_MS = 3_000;
 const HEAL_WITHIN_MS = 30_000;
+const READY_BEFORE_MS = 60_000;
 const KEEP_WRITING_AFTER_HEAL_MS = 3_000;
 const INITIAL_STOCK = 1_000;
 
@@ -111,6 +112,19 @@ beforeAll(async () => {
     const tenant = await newTenant(service.baseUrl);
     shops.push({ label, tenant, stock: await stocked(tenant, INITIAL_STOCK) });
   }
+  // The outage starts from a ready service. On a broker this fresh a part can still be restarting (its coordinator was
+  // loading when it first joined), and the readiness assertion holds the last probe before the stop to 200.
+  const readyUrl = `${service.baseUrl}/health/ready`;
+  const readyFirst = await eventually(
+    () =>
+      fetch(readyUrl).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    (status) => status === 200,
+    READY_BEFORE_MS,
+  );
+  console.log(`ready before the outage: ${readyFirst}`);
 
   let scenarioOver = false; // also when it throws: stop sending
   health = probeHealth(service.baseUrl, { everyMs: 500, enough: () => scenarioOver });
