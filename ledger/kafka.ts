@@ -142,9 +142,24 @@ export async function inTransaction<T>(
 /** Room above RECORD_LIMIT_BYTES for what the budget does not count exactly (record batch framing). */
 const RECORD_HEADROOM_BYTES = 64 * 1024;
 
+/** How long start-up waits for a busy controller to create the topics and elect their leaders before it gives up. */
+const TOPIC_CREATION_PATIENCE_MS = 60_000;
+
+/**
+ * A refusal of the topics themselves (bad configuration, policy, authorisation) is final; anything else (the
+ * controller timing out under load, leaders not elected yet, KRaft metadata behind, a connection dropped) passes.
+ */
+const FINAL_TOPIC_ERRORS = /INVALID_|POLICY_VIOLATION|AUTHORIZATION_FAILED|UNSUPPORTED_VERSION/;
+const isFinalTopicError = (error: unknown): boolean => {
+  const errors = (error as { errors?: unknown[] }).errors ?? [error];
+  return errors.some((e) => FINAL_TOPIC_ERRORS.test(String((e as { type?: string }).type ?? '')));
+};
+
 /**
  * Creates missing topics, each taking record batches up to `recordLimit` (plus headroom); existing ones are
- * left as they are (partition counts never shrink).
+ * left as they are (partition counts never shrink). kafkajs gives up at once when the controller answers a
+ * creation with a timeout or the leaders take more than its wait, which a broker busy creating other
+ * namespaces' topics does: look again (what was created stays) for up to a minute.
  */
 export async function ensureTopics(
   admin: Admin,
@@ -152,6 +167,7 @@ export async function ensureTopics(
   specs: TopicSpec[],
   partitions: number,
   recordLimit: number,
+  giveUpAt = Date.now() + TOPIC_CREATION_PATIENCE_MS,
   attempt = 1,
 ): Promise<void> {
   const existing = new Set(await admin.listTopics());
@@ -171,16 +187,12 @@ export async function ensureTopics(
     }));
   if (missing.length === 0) return;
   try {
-    await admin.createTopics({ topics: missing, waitForLeaders: true });
+    await admin.createTopics({ topics: missing, waitForLeaders: true, timeout: 30_000 });
   } catch (error) {
     // Two processes starting at once may race to create the same topic; that is fine.
     if (error instanceof Error && /already exists/i.test(error.message)) return;
-    // KRaft may answer the leader check before the new topics' metadata has propagated; kafkajs gives up on
-    // that at once, so look again (the topics now exist) a bounded number of times.
-    if ((error as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION' && attempt < 5) {
-      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
-      return ensureTopics(admin, namespace, specs, partitions, recordLimit, attempt + 1);
-    }
-    throw error;
+    if (isFinalTopicError(error) || Date.now() >= giveUpAt) throw error;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
+    return ensureTopics(admin, namespace, specs, partitions, recordLimit, giveUpAt, attempt + 1);
   }
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,14 @@ export const freePort = () =>
     });
   });
 
+const logSize = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
+
+/** The end of a log file (from byte `from` on), for an error message. */
+function logTail(path: string, from = 0, lines = 40): string {
+  if (!existsSync(path)) return '(no log)';
+  return readFileSync(path).subarray(from).toString('utf8').trimEnd().split('\n').slice(-lines).join('\n');
+}
+
 /** The test services' state stores (STATE_DIR), beside the stack's other runtime files. */
 const stateDir = join(root, '.stack', 'state');
 mkdirSync(stateDir, { recursive: true });
@@ -77,7 +85,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
   const namespace = options.namespace ?? uniqueName('t');
   const database = options.database ?? `cl_${namespace.replace(/-/g, '_')}`;
   const databaseUrl = withDatabase(stack.postgresServerUrl, database);
-  const port = await freePort();
+  let port = await freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     PORT: String(port),
@@ -94,10 +102,11 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
   };
   // An empty value in options.env removes the variable.
   for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];
-  const baseUrl = `http://127.0.0.1:${port}`;
+  let baseUrl = `http://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const logDir = join(root, '.stack', 'logs', 'test-services');
   mkdirSync(logDir, { recursive: true });
+  const logPath = join(logDir, `${namespace}.log`);
 
   const launch = async () => {
     // A restart must be answered by the new process, never by a survivor of the old one.
@@ -108,7 +117,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
       )
     )
       throw new Error(`${baseUrl} is still served by an earlier process`);
-    const log = createWriteStream(join(logDir, `${namespace}.log`), { flags: 'a' });
+    const log = createWriteStream(logPath, { flags: 'a' });
     // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
     // SERVICE_NODE_ARGS: node flags for the service alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a bench).
     const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -122,7 +131,10 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     const started = child;
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
-      if (started.exitCode !== null) throw new Error(`service exited with ${started.exitCode}; see ${logDir}/${namespace}.log`);
+      if (started.exitCode !== null) {
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the log stream's last lines
+        throw new Error(`service exited with ${started.exitCode}; see ${logPath}; its last lines:\n${logTail(logPath)}`);
+      }
       const ok = await fetch(`${baseUrl}/health`).then(
         (r) => r.ok,
         () => false,
@@ -130,7 +142,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
       if (ok) return;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    throw new Error(`service did not become healthy; see ${logDir}/${namespace}.log`);
+    throw new Error(`service did not become healthy; see ${logPath}; its last lines:\n${logTail(logPath)}`);
   };
 
   const terminate = async (signal: NodeJS.Signals) => {
@@ -141,7 +153,21 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     await exited;
   };
 
-  await launch();
+  // The port was free when picked, but another process (a test service or broker started alongside) may take it first.
+  for (let attempt = 1; ; attempt++) {
+    const tried = logSize(logPath);
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      // Before the first start, whatever answers on the port (or holds it) is some other process.
+      const taken = String((error as Error).message).includes('still served') || logTail(logPath, tried).includes('EADDRINUSE');
+      if (attempt === 3 || !taken) throw error;
+      port = await freePort();
+      env.PORT = String(port);
+      baseUrl = `http://127.0.0.1:${port}`;
+    }
+  }
   return {
     baseUrl,
     namespace,
