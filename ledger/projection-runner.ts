@@ -7,7 +7,7 @@ import { supervisedConsumer } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
-import { batchContextFor, contextFor, knexOn, prepareProjectionSchema, type Projection } from './projection.ts';
+import { batchContextFor, contextFor, knexOn, liveSchema, prepareProjectionSchema, type Projection } from './projection.ts';
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
@@ -17,6 +17,7 @@ export const PROGRESS_CHANNEL = 'ledger_projection_progress';
 export type RunnerDeps = { kafka: Kafka; codec: EventCodec; db: Knex; namespace: string; logger: Logger };
 
 export type RunnerOptions = {
+  /** The schema of the runner's (first) projection; a group's other members use their live schemas. */
   schema: string;
   /** Only the live read model announces its progress to waiting writers. */
   notify: boolean;
@@ -60,6 +61,31 @@ export const projectionGroupId = (namespace: string, projection: Pick<Projection
 
 type DecodedBatch = { batch: Batch; events: RecordedEvent[] };
 
+/** A projection of a runner, with the schema it writes. */
+type Member = { projection: Projection; schema: string };
+
+/**
+ * Projections that read the same topics and all have a batch form can share one runner: one consumer, one decode
+ * of each event and one Postgres transaction per group of batches for all of them. A projection without a batch
+ * form, or with topics of its own, runs alone.
+ */
+export function projectionGroups(projections: readonly Projection[]): Projection[][] {
+  const groups = new Map<string, Projection[]>();
+  for (const projection of projections) {
+    const key = projection.applyBatch
+      ? projection.topics
+          .map((topic) => topic.name)
+          .sort()
+          .join(',')
+      : `alone:${projection.name}`;
+    groups.set(key, [...(groups.get(key) ?? []), projection]);
+  }
+  return [...groups.values()];
+}
+
+/** The name of a group of projections (of one projection: its name), for its part, its log and its consumer group. */
+export const groupName = (projections: readonly Pick<Projection, 'name'>[]): string => projections.map((p) => p.name).join('+');
+
 /** How a group is applied: with the projection's batch form, or event by event (which can name the failing event). */
 type Mode = 'set-based' | 'per-event';
 
@@ -70,26 +96,43 @@ const partitionKey = (topic: string, partition: number) => `${topic}|${partition
  * transaction, and an event at or below the checkpoint is skipped, so redelivery never applies twice.
  */
 export class ProjectionRunner {
+  private readonly members: Member[];
   private consumer?: Consumer;
   private commits?: PeriodicCommit;
   private readonly lag = new Map<string, number>();
   private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
 
+  /** `projection`: one projection, or a group of projections with the same topics that all have a batch form. */
   constructor(
     private readonly deps: RunnerDeps,
-    private readonly projection: Projection,
+    projection: Projection | readonly Projection[],
     private readonly options: RunnerOptions,
     private readonly signals: PartSignals,
   ) {
-    this.log = new ThrottledLog(deps.logger.child({ component: `projection-${projection.name}`, schema: options.schema }));
+    const [first, ...others] = Array.isArray(projection) ? projection : [projection as Projection];
+    if (!first) throw new Error('a projection runner needs a projection');
+    const topics = (p: Projection) =>
+      p.topics
+        .map((topic) => topic.name)
+        .sort()
+        .join(',');
+    if (others.some((p) => topics(p) !== topics(first) || !p.applyBatch) || (others.length > 0 && !first.applyBatch))
+      throw new Error(`projections ${groupName([first, ...others])} cannot share a runner: their topics differ or one has no batch form`);
+    this.members = [{ projection: first, schema: options.schema }, ...others.map((p) => ({ projection: p, schema: liveSchema(p) }))];
+    this.log = new ThrottledLog(deps.logger.child({ component: `projection-${groupName(this.projections)}`, schema: options.schema }));
+  }
+
+  private get projections(): Projection[] {
+    return this.members.map((member) => member.projection);
   }
 
   async start(): Promise<void> {
     const { kafka, db, namespace } = this.deps;
-    const generation = await prepareProjectionSchema(db, this.projection, this.options.schema);
+    const generations: string[] = [];
+    for (const { projection, schema } of this.members) generations.push(await prepareProjectionSchema(db, projection, schema));
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
-    const groupId = projectionGroupId(namespace, this.projection, generation);
+    const groupId = projectionGroupId(namespace, { name: groupName(this.projections) }, generations.join('+'));
     const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, this.signals);
     this.consumer = consumer;
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
@@ -102,7 +145,7 @@ export class ProjectionRunner {
       );
     });
     await consumer.connect();
-    for (const topic of this.projection.topics) {
+    for (const topic of this.members[0]!.projection.topics) {
       await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
     }
     // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
@@ -135,17 +178,22 @@ export class ProjectionRunner {
   }
 
   /**
-   * Takes the projection's lock, then reads every checkpoint of the schema (a few rows: one per partition read), in
-   * one round trip: the statements of one simple query (after `begin`, when `begin` is set), the last with a snapshot
-   * taken once the lock is held.
+   * Takes each member's lock, then reads every checkpoint of its schema (a few rows: one per partition read), in one
+   * round trip: the statements of one simple query (after `begin`, when `begin` is set), each read with a snapshot
+   * taken once its lock is held. The locks are taken in the members' order, the same in every runner and replay.
    */
-  private async lockAndReadCheckpoints(sql: ClientBase, begin = false): Promise<Map<string, bigint>> {
-    const results = (await sql.query(
-      `${begin ? 'begin; ' : ''}${projectionLockStatement(this.projection)};
-       select topic, partition, "offset" from ${pg.escapeIdentifier(this.options.schema)}.checkpoints`,
-    )) as unknown as QueryResult<{ topic: string; partition: number; offset: string }>[];
-    const rows = results.at(-1)?.rows ?? [];
-    return new Map(rows.map((row) => [partitionKey(row.topic, row.partition), BigInt(row.offset)]));
+  private async lockAndReadCheckpoints(sql: ClientBase, begin = false): Promise<Map<string, bigint>[]> {
+    const statements = this.members.flatMap(({ projection, schema }) => [
+      projectionLockStatement(projection),
+      `select topic, partition, "offset" from ${pg.escapeIdentifier(schema)}.checkpoints`,
+    ]);
+    const results = (await sql.query(`${begin ? 'begin; ' : ''}${statements.join(';\n')}`)) as unknown as QueryResult<{
+      topic: string;
+      partition: number;
+      offset: string;
+    }>[];
+    const reads = results.slice(begin ? 1 : 0).filter((_, index) => index % 2 === 1);
+    return reads.map(({ rows }) => new Map(rows.map((row) => [partitionKey(row.topic, row.partition), BigInt(row.offset)])));
   }
 
   /**
@@ -154,7 +202,14 @@ export class ProjectionRunner {
    * query with the `commit` that follows it.
    */
   private checkpointStatement(positions: { topic: string; partition: number; offset: string }[]): string {
-    const { schema, notify } = this.options;
+    return this.members.map((member) => this.memberCheckpointStatement(member, positions)).join(';\n');
+  }
+
+  private memberCheckpointStatement(
+    { projection, schema }: Member,
+    positions: { topic: string; partition: number; offset: string }[],
+  ): string {
+    const { notify } = this.options;
     // One row per partition: an upsert may not touch the same row twice.
     const furthest = new Map<string, { topic: string; partition: number; offset: bigint }>();
     for (const { topic, partition, offset } of positions) {
@@ -171,7 +226,7 @@ export class ProjectionRunner {
       on conflict (topic, partition) do update set "offset" = greatest(checkpoints."offset", excluded."offset"), updated_at = now()
       returning topic, partition, "offset"`;
     if (!notify) return upsert;
-    const prefix = pg.escapeLiteral(`${this.projection.name}|`);
+    const prefix = pg.escapeLiteral(`${projection.name}|`);
     return `with saved as (${upsert})
       select pg_notify(${pg.escapeLiteral(PROGRESS_CHANNEL)}, ${prefix} || topic || '|' || partition || '|' || "offset") from saved`;
   }
@@ -183,7 +238,7 @@ export class ProjectionRunner {
    */
   private async inTransaction(
     positions: { topic: string; partition: number; offset: string }[],
-    work: (sql: ClientBase, applied: Map<string, bigint>) => Promise<void>,
+    work: (sql: ClientBase, applied: Map<string, bigint>[]) => Promise<void>,
   ): Promise<void> {
     const { db } = this.deps;
     const sql = (await db.client.acquireConnection()) as pg.Client & { __knex__disposed?: unknown };
@@ -210,7 +265,7 @@ export class ProjectionRunner {
    */
   private async applyBatches(batches: Batch[]): Promise<void> {
     const decoded = await this.decode(batches);
-    if (!this.projection.applyBatch) {
+    if (!this.members[0]!.projection.applyBatch) {
       await this.applyGroup(decoded, 'per-event');
     } else {
       try {
@@ -238,14 +293,14 @@ export class ProjectionRunner {
     return decoded;
   }
 
-  /** The group's events past their partitions' checkpoints (`applied`) that the projection handles, in log order. */
-  private fresh(decoded: DecodedBatch[], applied: Map<string, bigint>): RecordedEvent[] {
+  /** The group's events past their partitions' checkpoints (`applied`) that `projection` handles, in log order. */
+  private fresh(decoded: DecodedBatch[], applied: Map<string, bigint>, projection: Projection): RecordedEvent[] {
     const fresh: RecordedEvent[] = [];
     for (const { batch, events } of decoded) {
       const key = partitionKey(batch.topic, batch.partition);
       const checkpoint = applied.get(key) ?? -1n;
       for (const event of events) {
-        if (BigInt(event.position.offset) > checkpoint && this.projection.canHandle.includes(event.type)) fresh.push(event);
+        if (BigInt(event.position.offset) > checkpoint && projection.canHandle.includes(event.type)) fresh.push(event);
       }
       // A later batch of the same partition sees the earlier one's checkpoint, as if each were saved in turn.
       const last = BigInt(batch.lastOffset());
@@ -255,28 +310,32 @@ export class ProjectionRunner {
   }
 
   private async applyGroup(decoded: DecodedBatch[], mode: Mode): Promise<void> {
-    const { schema } = this.options;
     const positions = decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() }));
     if (mode === 'set-based') {
       await this.inTransaction(positions, async (sql, applied) => {
-        const fresh = this.fresh(decoded, applied);
-        if (fresh.length > 0) await this.projection.applyBatch?.(fresh, { sql, schema, db: knexOn(this.deps.db, sql) });
+        const db = knexOn(this.deps.db, sql);
+        for (const [index, { projection, schema }] of this.members.entries()) {
+          const fresh = this.fresh(decoded, applied[index]!, projection);
+          if (fresh.length > 0) await projection.applyBatch?.(fresh, { sql, schema, db });
+        }
       });
       return;
     }
     await this.deps.db.transaction(async (trx) => {
-      const { sql } = await batchContextFor(trx, schema);
-      const fresh = this.fresh(decoded, await this.lockAndReadCheckpoints(sql));
-      const context = contextFor(trx, schema);
-      for (const event of fresh) {
-        try {
-          await this.projection.evolve(event, context);
-        } catch (error) {
-          throw new ProjectionEventError(
-            this.projection.name,
-            { type: event.type, position: event.position, eventId: event.envelope.eventId },
-            error,
-          );
+      const { sql } = await batchContextFor(trx, this.options.schema);
+      const applied = await this.lockAndReadCheckpoints(sql);
+      for (const [index, { projection, schema }] of this.members.entries()) {
+        const context = contextFor(trx, schema);
+        for (const event of this.fresh(decoded, applied[index]!, projection)) {
+          try {
+            await projection.evolve(event, context);
+          } catch (error) {
+            throw new ProjectionEventError(
+              projection.name,
+              { type: event.type, position: event.position, eventId: event.envelope.eventId },
+              error,
+            );
+          }
         }
       }
       await sql.query(this.checkpointStatement(positions));

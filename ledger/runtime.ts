@@ -12,7 +12,7 @@ import { createKafka, ensureTopics } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import { liveSchema, type Projection } from './projection.ts';
-import { ProjectionRunner } from './projection-runner.ts';
+import { groupName, projectionGroups, ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
 import { ProcessorMetrics } from './processor-metrics.ts';
 import { readinessOf, type Readiness } from './readiness.ts';
@@ -140,17 +140,19 @@ export async function startRuntime(
         stops.push(() => stopTogether(parts, logger));
       }
     }
+    // Projections of the same topics share a consumer and a transaction (catalog and audit): one fetch and one
+    // decode of each event, one commit for both.
     await startAll(
-      (roles.has('projections') ? projections : []).map((projection) => ({
-        name: `projection-${projection.name}`,
+      (roles.has('projections') ? projectionGroups(projections) : []).map((group) => ({
+        name: `projection-${groupName(group)}`,
         create: (signals) => {
           const runner = new ProjectionRunner(
             { kafka, codec, db, namespace, logger },
-            projection,
-            { schema: liveSchema(projection), notify: true },
+            group,
+            { schema: liveSchema(group[0]!), notify: true },
             signals,
           );
-          runners.push({ name: projection.name, runner });
+          for (const projection of group) runners.push({ name: projection.name, runner });
           return runner;
         },
       })),

@@ -121,7 +121,7 @@ describe('GET /metrics', () => {
     expect(Number.isFinite(lag[0]!.value)).toBe(true);
     expect(lag[0]!.value).toBeGreaterThanOrEqual(0);
     expect(find(samples, 'ledger_projections_lag_events', {})[0]?.value).toBeGreaterThanOrEqual(0);
-    expect(find(samples, 'ledger_part_restarts', { part: 'projection-catalog' })[0]?.value).toBeGreaterThanOrEqual(0);
+    expect(find(samples, 'ledger_part_restarts', { part: 'projection-catalog+audit' })[0]?.value).toBeGreaterThanOrEqual(0);
 
     // Counted in the read models at scrape time: a fresh namespace may hold none.
     for (const kind of ['push', 'inbound']) expect(find(samples, 'ledger_dead_letters', { kind })[0]?.value).toBeGreaterThanOrEqual(0);
@@ -151,7 +151,7 @@ describe('GET /metrics', () => {
     // The product processor has committed past every command it answered: its lag comes back to 0 on each partition.
     // The projections' groups are there too, once they have committed (every 5 s: their checkpoints are their position).
     const catalogGroup = (samples: Sample[]) =>
-      samples.some((s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog.`));
+      samples.some((s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog+audit.`));
     const caughtUp = await scrapeUntil((samples) => {
       const lags = find(samples, 'ledger_consumer_lag', { group: processor, topic: commands });
       return lags.length > 0 && lags.every((s) => s.value === 0) && catalogGroup(samples);

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { Kafka } from 'kafkajs';
+import knexFactory, { type Knex } from 'knex';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
+import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { EventCodec } from '../../ledger/event-codec.ts';
+import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import { liveSchema, projectionOf } from '../../ledger/projection.ts';
+import { ProjectionRunner } from '../../ledger/projection-runner.ts';
+import { Supervisor } from '../../ledger/supervisor.ts';
+import { namespaced } from '../../ledger/topics.ts';
+import { publishBrandsCreated, until } from '../support/brand-events.ts';
+
+/**
+ * Two projections of the same topic in one runner: one consumer group reads the events once, and both read models and
+ * both checkpoints commit in one transaction, so a poison event of one holds both back and neither applies anything twice.
+ */
+describe('projections sharing a runner', () => {
+  const namespace = `projection-group-${randomUUID().slice(0, 8)}`;
+  const topic = namespaced(namespace, brandAggregate.events.name);
+  const logger = pino({ level: 'silent' });
+  let db: Knex;
+  let kafka: Kafka;
+  let codec: EventCodec;
+  const schemas: string[] = [];
+  let healed = false;
+
+  const seenBy = (name: string, failsOn?: string) =>
+    projectionOf<BrandCreated>({
+      name,
+      topics: [brandAggregate.events],
+      migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
+      handlers: {
+        BrandCreated: async (event, { table }) => {
+          if (event.data.name === failsOn && !healed) throw new Error(`${name} cannot take ${failsOn}`);
+          await table('seen').insert({ name: event.data.name });
+        },
+      },
+      applyBatch: async (events, { sql, schema }) => {
+        if (events.some((event) => event.data.name === failsOn) && !healed) throw new Error('the batch form failed');
+        await sql.query(`insert into "${schema}".seen (name) select unnest($1::text[])`, [events.map((e) => e.data.name)]);
+      },
+    });
+
+  const seen = (schema: string) => db(`${schema}.seen`).orderBy('name').pluck('name');
+  const checkpoint = (schema: string) => db(`${schema}.checkpoints`).where({ topic, partition: 0 }).pluck('offset');
+
+  beforeAll(async () => {
+    const stack = inject('stack');
+    const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
+    await ensureDatabase(url);
+    db = knexFactory({ client: 'pg', connection: url });
+    kafka = createKafka(stack.kafkaBrokers, 'projection-group-test', logger);
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
+    await admin.disconnect();
+    codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
+    await codec.registerAll([brandAggregate.events]);
+  });
+
+  afterAll(async () => {
+    for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
+    await db?.destroy();
+  });
+
+  it('applies each event once to both read models, in one transaction, through one consumer group, and a poison event of one holds back both', async () => {
+    const suffix = randomUUID().slice(0, 8);
+    const first = seenBy(`group_first_${suffix}`);
+    const second = seenBy(`group_second_${suffix}`, 'poison');
+    const firstSchema = `group_first_${suffix}`;
+    const secondSchema = liveSchema(second);
+    schemas.push(firstSchema, secondSchema);
+    await publishBrandsCreated(codec, topic, ['alpha', 'poison', 'omega'], 'projection-group-test');
+
+    const supervisor = new Supervisor('projection-group', logger, { minDelayMs: 100, maxDelayMs: 400 });
+    await supervisor.start(
+      new ProjectionRunner({ kafka, codec, db, namespace, logger }, [first, second], { schema: firstSchema, notify: false }, supervisor),
+    );
+    try {
+      await until('the failing member stopped the runner', () => supervisor.status().restarts >= 1);
+      // The event-by-event retry names the member and the event; the other member applied nothing either.
+      expect(supervisor.status().lastError).toMatch(new RegExp(`projection ${second.name} cannot apply BrandCreated at ${topic}/0@1`));
+      expect(await seen(firstSchema)).toEqual([]);
+      expect(await seen(secondSchema)).toEqual([]);
+
+      healed = true;
+      await until('both read models hold every event', async () => (await seen(secondSchema)).length === 3);
+      expect(await seen(firstSchema)).toEqual(['alpha', 'omega', 'poison']);
+      expect(await seen(secondSchema)).toEqual(['alpha', 'omega', 'poison']);
+      expect(await checkpoint(firstSchema)).toEqual(['2']);
+      expect(await checkpoint(secondSchema)).toEqual(['2']);
+
+      const admin = kafka.admin();
+      await admin.connect();
+      const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((id) => id.startsWith(`${namespace}.`));
+      await admin.disconnect();
+      expect(groups).toHaveLength(1);
+      expect(groups[0]).toContain(`${first.name}+${second.name}`);
+    } finally {
+      await supervisor.stop();
+    }
+  });
+
+  it('refuses projections that cannot share a runner', () => {
+    const withoutBatch = { ...seenBy('no_batch'), applyBatch: undefined };
+    const otherTopic = { ...seenBy('other_topic'), topics: [brandAggregate.commands] };
+    const deps = { kafka, codec, db, namespace, logger };
+    const signals = new Supervisor('unused', logger);
+    expect(() => new ProjectionRunner(deps, [seenBy('a'), withoutBatch], { schema: 'x', notify: false }, signals)).toThrow(
+      /cannot share a runner/,
+    );
+    expect(() => new ProjectionRunner(deps, [seenBy('a'), otherTopic], { schema: 'x', notify: false }, signals)).toThrow(
+      /cannot share a runner/,
+    );
+  });
+});
