@@ -151,7 +151,9 @@ describe('GET /metrics', () => {
     // The product processor has committed past every command it answered: its lag comes back to 0 on each partition.
     // The projections' groups are there too, once they have committed (every 5 s: their checkpoints are their position).
     const catalogGroup = (samples: Sample[]) =>
-      samples.some((s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog+audit.`));
+      samples.some(
+        (s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog+audit.`),
+      );
     const caughtUp = await scrapeUntil((samples) => {
       const lags = find(samples, 'ledger_consumer_lag', { group: processor, topic: commands });
       return lags.length > 0 && lags.every((s) => s.value === 0) && catalogGroup(samples);

@@ -45,7 +45,13 @@ describe('SERVICE_ROLES', () => {
     expect(edgeParts).toContain('edge-replies');
     expect(edgeParts.filter((part) => /processor|router|^projection-|-worker$/.test(part))).toEqual([]);
     expect(backgroundParts).toEqual(
-      expect.arrayContaining(['processor-thread', 'projection-catalog+audit', 'projection-validation', 'push-worker', 'catalog-feed-worker']),
+      expect.arrayContaining([
+        'processor-thread',
+        'projection-catalog+audit',
+        'projection-validation',
+        'push-worker',
+        'catalog-feed-worker',
+      ]),
     );
     expect((await readyChecks(edge)).code).toBe(200);
     const backgroundReady = await readyChecks(background);
