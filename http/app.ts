@@ -10,6 +10,7 @@ import type { LedgerModules } from '../ledger/runtime.ts';
 import { errorField, failureKind, ThrottledLog } from '../ledger/throttled-log.ts';
 import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
 import { useStrictJsonBodies } from './json-body.ts';
+import { drainRefusedBody } from './refused-body.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { ledgerPlugin } from './plugins/ledger.ts';
 import { exposeDeadLetters, metricsPlugin } from './plugins/metrics.ts';
@@ -112,8 +113,9 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
 
   // During an outage every request fails the same way: one line per kind and interval, not a stack trace per request.
   const unavailableLog = new ThrottledLog(logger);
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     const { statusCode } = getHttpResponseFromError(error);
+    if (statusCode === 413) await drainRefusedBody(request.raw);
     if (statusCode === 503)
       unavailableLog.write('warn', `unavailable:${failureKind(error)}`, { err: errorField(error) }, 'requests answered 503');
     else if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
