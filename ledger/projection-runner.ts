@@ -64,6 +64,13 @@ type DecodedBatch = { batch: Batch; events: RecordedEvent[] };
 /** A projection of a runner, with the schema it writes. */
 type Member = { projection: Projection; schema: string };
 
+/** The topics a projection reads, in an order of their own: equal for projections that read the same ones. */
+const topicSet = (projection: Projection): string =>
+  projection.topics
+    .map((topic) => topic.name)
+    .sort()
+    .join(',');
+
 /**
  * Projections that read the same topics and all have a batch form can share one runner: one consumer, one decode
  * of each event and one Postgres transaction per group of batches for all of them. A projection without a batch
@@ -72,12 +79,7 @@ type Member = { projection: Projection; schema: string };
 export function projectionGroups(projections: readonly Projection[]): Projection[][] {
   const groups = new Map<string, Projection[]>();
   for (const projection of projections) {
-    const key = projection.applyBatch
-      ? projection.topics
-          .map((topic) => topic.name)
-          .sort()
-          .join(',')
-      : `alone:${projection.name}`;
+    const key = projection.applyBatch ? topicSet(projection) : `alone:${projection.name}`;
     groups.set(key, [...(groups.get(key) ?? []), projection]);
   }
   return [...groups.values()];
@@ -112,12 +114,7 @@ export class ProjectionRunner {
   ) {
     const [first, ...others] = Array.isArray(projection) ? projection : [projection as Projection];
     if (!first) throw new Error('a projection runner needs a projection');
-    const topics = (p: Projection) =>
-      p.topics
-        .map((topic) => topic.name)
-        .sort()
-        .join(',');
-    if (others.some((p) => topics(p) !== topics(first) || !p.applyBatch) || (others.length > 0 && !first.applyBatch))
+    if (others.some((p) => topicSet(p) !== topicSet(first) || !p.applyBatch) || (others.length > 0 && !first.applyBatch))
       throw new Error(`projections ${groupName([first, ...others])} cannot share a runner: their topics differ or one has no batch form`);
     this.members = [{ projection: first, schema: options.schema }, ...others.map((p) => ({ projection: p, schema: liveSchema(p) }))];
     this.log = new ThrottledLog(deps.logger.child({ component: `projection-${groupName(this.projections)}`, schema: options.schema }));
