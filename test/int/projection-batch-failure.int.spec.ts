@@ -1,18 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Kafka } from 'kafkajs';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
-import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
-import { EventCodec } from '../../ledger/event-codec.ts';
-import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import type { EventCodec } from '../../ledger/event-codec.ts';
 import { projectionOf, type BatchContext } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
 import { namespaced } from '../../ledger/topics.ts';
-import { publishBrandsCreated, until } from '../support/brand-events.ts';
+import { brandEventsFixture, publishBrandsCreated, until } from '../support/brand-events.ts';
 
 /**
  * A projection with a batch form that fails: the runner applies the group again event by event, so a poison event is
@@ -66,17 +64,7 @@ describe('a projection whose batch form fails', () => {
   const seen = (schema: string) => db(`${schema}.seen`).orderBy('name').pluck('name');
 
   beforeAll(async () => {
-    const stack = inject('stack');
-    const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
-    await ensureDatabase(url);
-    db = knexFactory({ client: 'pg', connection: url });
-    kafka = createKafka(stack.kafkaBrokers, 'batch-failure-test', logger);
-    const admin = kafka.admin();
-    await admin.connect();
-    await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
-    await admin.disconnect();
-    codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
-    await codec.registerAll([brandAggregate.events]);
+    ({ db, kafka, codec } = await brandEventsFixture(namespace, 'batch-failure-test', logger));
     // One key: one partition, in this order (offsets 0, 1, 2).
     await publish(['first', 'poison', 'third']);
   });

@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
-import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
-import { EventCodec } from '../../ledger/event-codec.ts';
-import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import type { EventCodec } from '../../ledger/event-codec.ts';
 import { liveSchema, projectionOf } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
 import { namespaced } from '../../ledger/topics.ts';
-import { publishBrandsCreated, until } from '../support/brand-events.ts';
+import { brandEventsFixture, publishBrandsCreated, until } from '../support/brand-events.ts';
 
 /**
  * Two projections of the same topic in one runner: one consumer group reads the events once, and both read models and
@@ -48,17 +46,7 @@ describe('projections sharing a runner', () => {
   const checkpoint = (schema: string) => db(`${schema}.checkpoints`).where({ topic, partition: 0 }).pluck('offset');
 
   beforeAll(async () => {
-    const stack = inject('stack');
-    const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
-    await ensureDatabase(url);
-    db = knexFactory({ client: 'pg', connection: url });
-    kafka = createKafka(stack.kafkaBrokers, 'projection-group-test', logger);
-    const admin = kafka.admin();
-    await admin.connect();
-    await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
-    await admin.disconnect();
-    codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
-    await codec.registerAll([brandAggregate.events]);
+    ({ db, kafka, codec } = await brandEventsFixture(namespace, 'projection-group-test', logger));
   });
 
   afterAll(async () => {

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import knexFactory, { type Knex } from 'knex';
 import { inject } from 'vitest';
-import type { EventCodec } from '../../ledger/event-codec.ts';
+import { brandAggregate } from '../../commands/catalog/brand.ts';
+import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { EventCodec } from '../../ledger/event-codec.ts';
+import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import type { Logger } from '../../ledger/logger.ts';
 
 /**
  * Publishes one BrandCreated per name, all of one brand (one key: one partition, in this order), straight onto an
@@ -45,4 +50,27 @@ export async function until(what: string, condition: () => Promise<boolean> | bo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`never: ${what}`);
+}
+
+/**
+ * What a projection runner test needs: the shared projection test database, a Kafka client, and the brand events topic
+ * of its own namespace (one partition) with its schemas registered.
+ */
+export async function brandEventsFixture(
+  namespace: string,
+  clientId: string,
+  logger: Logger,
+): Promise<{ db: Knex; kafka: Kafka; codec: EventCodec }> {
+  const stack = inject('stack');
+  const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
+  await ensureDatabase(url);
+  const db = knexFactory({ client: 'pg', connection: url });
+  const kafka = createKafka(stack.kafkaBrokers, clientId, logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, namespace, [brandAggregate.events], 1, 1_000_000);
+  await admin.disconnect();
+  const codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
+  await codec.registerAll([brandAggregate.events]);
+  return { db, kafka, codec };
 }
