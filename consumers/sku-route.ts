@@ -9,6 +9,8 @@ import { routeTo, type EventRoute } from '../ledger/event-router.ts';
 export const skuRoute: EventRoute = {
   name: 'sku',
   topics: [productQualityAggregate.events],
+  // No request waits for SKU counts (a duplicate shows as a validation issue a moment later).
+  fetch: 'batched',
   route: (recorded) => {
     const event = { type: recorded.type, data: recorded.data } as ProductQualityEvent;
     if (event.type !== 'ProductQualityAssessed') return [];

@@ -33,6 +33,8 @@ export type EventRoute = {
   topics: TopicSpec[];
   /** Pure: the same event always yields the same commands (replays and redeliveries stay deterministic). */
   route: (event: RecordedEvent) => RoutedCommand[];
+  /** `batched` when no request waits for the route's commands: fewer, larger rounds, up to a second behind when idle. */
+  fetch?: 'prompt' | 'batched';
 };
 
 const COMMAND_ID_NAMESPACE = '0c7f6c2e-3f1b-4a9e-9a4f-2f6c1d8e7b55';
@@ -104,6 +106,7 @@ export class EventRouter {
     this.log = deps.logger.child({ component: `${definition.name}-router` });
     this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
       extend: (task) => ({ ...task, held: new HeldOffsets() }),
+      fetch: definition.fetch ?? 'prompt',
       run: (task, batches) => this.rounds.run(() => this.routeAndCommit(task, batches)),
     });
   }

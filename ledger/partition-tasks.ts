@@ -1,6 +1,6 @@
 import type { Admin, Batch, Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { CommittedPositions, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
-import { disconnectQuietly, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import { BATCHED_FETCH, disconnectQuietly, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
 import type { PartSignals } from './supervisor.ts';
 
 /**
@@ -33,6 +33,8 @@ export type TaskKind<T extends PartitionTask> = {
   open?: (tasks: T[], cancelled: AbortSignal) => Promise<void>;
   /** Lets go of what a revoked task held (e.g. its partitions' snapshots). */
   close?: (task: T) => void;
+  /** How the consumer fetches: `batched` when no request waits for the part's output (see BATCHED_FETCH). */
+  fetch?: 'prompt' | 'batched';
 };
 
 type PartitionTaskOptions<T extends PartitionTask> = TaskKind<T> & {
@@ -254,7 +256,8 @@ export class PartitionedConsumer<T extends PartitionTask> {
       return offsets;
     };
     const tasks = new PartitionTasks<T>({ ...this.kind, kafka, groupId, failed, committedOffsets });
-    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, { running: () => undefined, failed });
+    const fetch = this.kind.fetch === 'batched' ? BATCHED_FETCH : {};
+    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false, ...fetch }, { running: () => undefined, failed });
     let memberId: string | undefined;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       // A new member id: this consumer was out of the group (its session expired, say while the process was paused),

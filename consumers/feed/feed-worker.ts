@@ -13,7 +13,7 @@ import {
   type CatalogFeedCommand,
   type CatalogFeedSettings,
 } from '../../commands/ucp/catalog-feed.ts';
-import { disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
+import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Command, CommandInput } from '../../ledger/message.ts';
 import { liveSchema, type Projection } from '../../ledger/projection.ts';
@@ -116,7 +116,12 @@ class FeedWorker implements Part {
     this.schedule = new FeedSchedule(this.options.quietMs, this.options.maxDelayMs);
     this.consumedUpTo.clear();
     this.store = this.options.store();
-    const consumer = supervisedConsumer(this.deps.kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
+    const consumer = supervisedConsumer(
+      this.deps.kafka,
+      // A feed is rebuilt after a quiet spell (FEED_QUIET_MS): a second more of reading behind costs it nothing.
+      { groupId: this.groupId, readUncommitted: false, ...BATCHED_FETCH },
+      this.signals,
+    );
     this.consumer = consumer;
     await consumer.connect();
     for (const { topic } of WATCHED) await consumer.subscribe({ topic: namespaced(this.deps.namespace, topic.name), fromBeginning: true });
