@@ -72,14 +72,18 @@ const topicSet = (projection: Projection): string =>
     .join(',');
 
 /**
- * Projections that read the same topics and all have a batch form can share one runner: one consumer, one decode
- * of each event and one Postgres transaction per group of batches for all of them. A projection without a batch
- * form, or with topics of its own, runs alone.
+ * Projections with batch forms share a runner (one consumer, one decode of each event and one Postgres transaction per
+ * group of batches for all of them) when they name the same `runner`, or else read the same topics. A projection
+ * without a batch form runs alone.
  */
 export function projectionGroups(projections: readonly Projection[]): Projection[][] {
   const groups = new Map<string, Projection[]>();
   for (const projection of projections) {
-    const key = projection.applyBatch ? topicSet(projection) : `alone:${projection.name}`;
+    const key = !projection.applyBatch
+      ? `alone:${projection.name}`
+      : projection.runner
+        ? `runner:${projection.runner}`
+        : `topics:${topicSet(projection)}`;
     groups.set(key, [...(groups.get(key) ?? []), projection]);
   }
   return [...groups.values()];
@@ -104,8 +108,10 @@ export class ProjectionRunner {
   private readonly lag = new Map<string, number>();
   private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
+  private readonly memberTopics: Map<string, ReadonlySet<string>>;
+  private readonly allTopics: ReadonlySet<string>;
 
-  /** `projection`: one projection, or a group of projections with the same topics that all have a batch form. */
+  /** `projection`: one projection, or a group of projections that all have a batch form (see `projectionGroups`). */
   constructor(
     private readonly deps: RunnerDeps,
     projection: Projection | readonly Projection[],
@@ -114,9 +120,12 @@ export class ProjectionRunner {
   ) {
     const [first, ...others] = Array.isArray(projection) ? projection : [projection as Projection];
     if (!first) throw new Error('a projection runner needs a projection');
-    if (others.some((p) => topicSet(p) !== topicSet(first) || !p.applyBatch) || (others.length > 0 && !first.applyBatch))
-      throw new Error(`projections ${groupName([first, ...others])} cannot share a runner: their topics differ or one has no batch form`);
+    if (others.length > 0 && [first, ...others].some((p) => !p.applyBatch))
+      throw new Error(`projections ${groupName([first, ...others])} cannot share a runner: one has no batch form`);
     this.members = [{ projection: first, schema: options.schema }, ...others.map((p) => ({ projection: p, schema: liveSchema(p) }))];
+    const topicsOf = (p: Projection) => new Set(p.topics.map((topic) => namespaced(deps.namespace, topic.name)));
+    this.memberTopics = new Map(this.projections.map((p) => [p.name, topicsOf(p)]));
+    this.allTopics = new Set(this.projections.flatMap((p) => [...topicsOf(p)]));
     this.log = new ThrottledLog(deps.logger.child({ component: `projection-${groupName(this.projections)}`, schema: options.schema }));
   }
 
@@ -142,9 +151,7 @@ export class ProjectionRunner {
       );
     });
     await consumer.connect();
-    for (const topic of this.members[0]!.projection.topics) {
-      await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    }
+    for (const topic of this.topics()) await consumer.subscribe({ topic, fromBeginning: true });
     // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
     // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
     this.commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
@@ -162,10 +169,21 @@ export class ProjectionRunner {
     await consumer?.disconnect().catch(() => undefined);
   }
 
-  /** Events behind the end of the log at the last batch, summed over partitions (what readiness bounds). */
-  lagBehind(): number {
+  /** The namespaced topics the members read (of one member, named): the runner reads them all. */
+  private topics(projection?: string): ReadonlySet<string> {
+    const topics = projection === undefined ? this.allTopics : this.memberTopics.get(projection);
+    if (!topics) throw new Error(`projection ${projection} is not a member of this runner`);
+    return topics;
+  }
+
+  /**
+   * Events behind the end of the log at the last batch, summed over partitions (what readiness bounds): of the topics of
+   * the member named, or of all the runner reads.
+   */
+  lagBehind(projection?: string): number {
+    const topics = this.topics(projection);
     let sum = 0;
-    for (const lag of this.lag.values()) sum += Number.isFinite(lag) ? lag : 0;
+    for (const [key, lag] of this.lag) if (topics.has(key.slice(0, key.lastIndexOf('|')))) sum += Number.isFinite(lag) ? lag : 0;
     return sum;
   }
 
@@ -199,14 +217,21 @@ export class ProjectionRunner {
    * query with the `commit` that follows it.
    */
   private checkpointStatement(positions: { topic: string; partition: number; offset: string }[]): string {
-    return this.members.map((member) => this.memberCheckpointStatement(member, positions)).join(';\n');
+    return this.members
+      .map((member) => this.memberCheckpointStatement(member, positions))
+      .filter((statement) => statement !== undefined)
+      .join(';\n');
   }
 
+  /** A member's checkpoints are of its own topics only: none when the positions are all of its partners' topics. */
   private memberCheckpointStatement(
     { projection, schema }: Member,
     positions: { topic: string; partition: number; offset: string }[],
-  ): string {
+  ): string | undefined {
     const { notify } = this.options;
+    const own = this.topics(projection.name);
+    positions = positions.filter(({ topic }) => own.has(topic));
+    if (positions.length === 0) return undefined;
     // One row per partition: an upsert may not touch the same row twice.
     const furthest = new Map<string, { topic: string; partition: number; offset: bigint }>();
     for (const { topic, partition, offset } of positions) {
@@ -293,7 +318,9 @@ export class ProjectionRunner {
   /** The group's events past their partitions' checkpoints (`applied`) that `projection` handles, in log order. */
   private fresh(decoded: DecodedBatch[], applied: Map<string, bigint>, projection: Projection): RecordedEvent[] {
     const fresh: RecordedEvent[] = [];
+    const own = this.topics(projection.name);
     for (const { batch, events } of decoded) {
+      if (!own.has(batch.topic)) continue;
       const key = partitionKey(batch.topic, batch.partition);
       const checkpoint = applied.get(key) ?? -1n;
       for (const event of events) {

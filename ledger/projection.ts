@@ -26,7 +26,17 @@ type BatchForm<E extends Event> = { applyBatch?: (events: RecordedEvent<E>[], co
  * before they answer (read-your-writes); all of `topics` unless it says fewer (a queue a worker reads, say, which no
  * write's answer shows).
  */
-type ReadModel = { name: string; topics: TopicSpec[]; migrations: ProjectionMigration[]; awaitedOn?: TopicSpec[] };
+type ReadModel = {
+  name: string;
+  topics: TopicSpec[];
+  migrations: ProjectionMigration[];
+  awaitedOn?: TopicSpec[];
+  /**
+   * Projections with batch forms that name the same runner share one (one consumer, one Postgres transaction), whatever
+   * their topics; without a name, those of the same topics share one (see `projectionGroups`).
+   */
+  runner?: string;
+};
 
 /**
  * A read model: which events it reads and how each one maps to SQL. The runner owns transactions

@@ -213,7 +213,7 @@ export async function startRuntime(
         dependencies,
         supervisors: statuses,
         listening: () => waiter.listening(),
-        lags: runners.map(({ name, runner }) => ({ projection: name, lagBehind: () => runner.lagBehind() })),
+        lags: runners.map(({ name, runner }) => ({ projection: name, lagBehind: () => runner.lagBehind(name) })),
       });
 
     const stop = async () => {
@@ -235,7 +235,7 @@ function exposeRuntimeGauges(
   statuses: readonly Pick<Supervisor, 'status'>[],
 ): void {
   // A restarted projection part creates a new runner: the latest of each name is the one running.
-  const lags = () => [...new Map(runners.map(({ name, runner }) => [name, runner.lagBehind()])).entries()];
+  const lags = () => [...new Map(runners.map(({ name, runner }) => [name, runner.lagBehind(name)])).entries()];
   metrics.gauge(
     'ledger_projection_lag_events',
     'Events a live projection has yet to apply: the log end minus its checkpoint, summed over its partitions',

@@ -82,6 +82,7 @@ const rowOf = (event: RecordedEvent<AuditedEvent>) => {
 /** The immutable audit trail: one row per catalog event, never updated or deleted. */
 export const auditProjection: Projection = projection<AuditedEvent>({
   name: 'audit',
+  runner: 'product-writes',
   topics: [productAggregate.events, taxonomyAggregate.events, brandAggregate.events],
   migrations: auditMigrations,
   canHandle: mappedTypes(entries),

@@ -54,6 +54,9 @@ const handlers: EventHandlers<CatalogEvent> = {
 /** The catalog: products and their variants, brands and the taxonomy, as the PIM endpoints and the statistics read them. */
 export const catalogProjection: Projection = projectionOf({
   name: 'catalog',
+  // A product write waits for the catalog (its product events) and for validation (its quality events): one consumer and
+  // one transaction for both, and for the audit trail of the same events.
+  runner: 'product-writes',
   topics: [productAggregate.events, taxonomyAggregate.events, brandAggregate.events],
   migrations: catalogMigrations,
   handlers,

@@ -40,6 +40,8 @@ const handlers: EventHandlers<QualityEvent> = {
 /** Validation issues (the catalog's and bulk jobs' failed items) as GET /api/v1/pim/validation and the statistics read them. */
 export const validationProjection: Projection = projectionOf({
   name: 'validation',
+  // With the catalog's, which product writes wait for too (see catalog-projection.ts).
+  runner: 'product-writes',
   topics: [productQualityAggregate.events, skuUsageAggregate.events, bulkJobAggregate.events],
   // A bulk job's submission waits for the bulk read model only; its failed items reach this one later anyway.
   awaitedOn: [productQualityAggregate.events, skuUsageAggregate.events],

@@ -121,7 +121,7 @@ describe('GET /metrics', () => {
     expect(Number.isFinite(lag[0]!.value)).toBe(true);
     expect(lag[0]!.value).toBeGreaterThanOrEqual(0);
     expect(find(samples, 'ledger_projections_lag_events', {})[0]?.value).toBeGreaterThanOrEqual(0);
-    expect(find(samples, 'ledger_part_restarts', { part: 'projection-catalog+audit' })[0]?.value).toBeGreaterThanOrEqual(0);
+    expect(find(samples, 'ledger_part_restarts', { part: 'projection-catalog+audit+validation' })[0]?.value).toBeGreaterThanOrEqual(0);
 
     // Counted in the read models at scrape time: a fresh namespace may hold none.
     for (const kind of ['push', 'inbound']) expect(find(samples, 'ledger_dead_letters', { kind })[0]?.value).toBeGreaterThanOrEqual(0);
@@ -152,7 +152,7 @@ describe('GET /metrics', () => {
     // The projections' groups are there too, once they have committed (every 5 s: their checkpoints are their position).
     const catalogGroup = (samples: Sample[]) =>
       samples.some(
-        (s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog+audit.`),
+        (s) => s.name === 'ledger_consumer_lag' && s.labels.group?.startsWith(`${ns}.commerce-ledger.projection.catalog+audit+validation.`),
       );
     const caughtUp = await scrapeUntil((samples) => {
       const lags = find(samples, 'ledger_consumer_lag', { group: processor, topic: commands });

@@ -47,8 +47,8 @@ describe('SERVICE_ROLES', () => {
     expect(backgroundParts).toEqual(
       expect.arrayContaining([
         'processor-thread',
-        'projection-catalog+audit',
-        'projection-validation',
+        'projection-catalog+audit+validation',
+        'projection-push',
         'push-worker',
         'catalog-feed-worker',
       ]),
@@ -56,7 +56,7 @@ describe('SERVICE_ROLES', () => {
     expect((await readyChecks(edge)).code).toBe(200);
     const backgroundReady = await readyChecks(background);
     expect(backgroundReady.code).toBe(200);
-    expect(Object.keys(backgroundReady.checks)).toContain('projection-catalog-lag');
+    expect(Object.keys(backgroundReady.checks)).toEqual(expect.arrayContaining(['projection-catalog-lag', 'projection-validation-lag']));
   });
 
   it('answers a write on the API instance with what the other instance decided and projected', async () => {

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
 import type { EventCodec } from '../../ledger/event-codec.ts';
+import { ensureTopics } from '../../ledger/kafka.ts';
 import { liveSchema, projectionOf } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
@@ -12,8 +13,9 @@ import { namespaced } from '../../ledger/topics.ts';
 import { brandEventsFixture, publishBrandsCreated, until } from '../support/brand-events.ts';
 
 /**
- * Two projections of the same topic in one runner: one consumer group reads the events once, and both read models and
- * both checkpoints commit in one transaction, so a poison event of one holds both back and neither applies anything twice.
+ * Two projections in one runner: one consumer group reads the events once, and both read models and both checkpoints
+ * commit in one transaction, so a poison event of one holds both back and neither applies anything twice. Members of
+ * different topics each get their own topics' events, checkpoints and lag.
  */
 describe('projections sharing a runner', () => {
   const namespace = `projection-group-${randomUUID().slice(0, 8)}`;
@@ -45,8 +47,16 @@ describe('projections sharing a runner', () => {
   const seen = (schema: string) => db(`${schema}.seen`).orderBy('name').pluck('name');
   const checkpoint = (schema: string) => db(`${schema}.checkpoints`).where({ topic, partition: 0 }).pluck('offset');
 
+  // A second events topic of the same records, for a member that reads another topic than its partner.
+  const otherEvents = { ...brandAggregate.events, name: `${brandAggregate.events.name}.other` };
+
   beforeAll(async () => {
     ({ db, kafka, codec } = await brandEventsFixture(namespace, 'projection-group-test', logger));
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, namespace, [otherEvents], 1, 1_000_000);
+    await admin.disconnect();
+    await codec.registerAll([otherEvents]);
   });
 
   afterAll(async () => {
@@ -92,15 +102,49 @@ describe('projections sharing a runner', () => {
     }
   });
 
-  it('refuses projections that cannot share a runner', () => {
+  it('gives members of different topics only their own events, checkpoints and lag', async () => {
+    const suffix = randomUUID().slice(0, 8);
+    const otherTopic = namespaced(namespace, otherEvents.name);
+    const first = seenBy(`split_first_${suffix}`);
+    const second = { ...seenBy(`split_second_${suffix}`), topics: [otherEvents] };
+    const [firstSchema, secondSchema] = [`split_first_${suffix}`, liveSchema(second)];
+    schemas.push(firstSchema, secondSchema);
+    await publishBrandsCreated(codec, topic, ['first-1', 'first-2'], 'projection-group-test');
+    await publishBrandsCreated(codec, otherTopic, ['second-1', 'second-2', 'second-3'], 'projection-group-test');
+
+    const supervisor = new Supervisor('projection-split', logger, { minDelayMs: 100, maxDelayMs: 400 });
+    const runner = new ProjectionRunner(
+      { kafka, codec, db, namespace, logger },
+      [first, second],
+      { schema: firstSchema, notify: false },
+      supervisor,
+    );
+    await supervisor.start(runner);
+    try {
+      await until(
+        'both read models hold their events',
+        async () => (await seen(firstSchema)).includes('first-2') && (await seen(secondSchema)).length === 3,
+      );
+      expect(await seen(firstSchema)).toEqual(expect.arrayContaining(['first-1', 'first-2']));
+      expect(await seen(firstSchema)).not.toEqual(expect.arrayContaining(['second-1']));
+      expect(await seen(secondSchema)).toEqual(['second-1', 'second-2', 'second-3']);
+      const checkpoints = (schema: string) => db(`${schema}.checkpoints`).orderBy('topic').select('topic', 'partition', 'offset');
+      // The first member's topic also holds the earlier test's events: its checkpoint is that topic's end, whatever it is.
+      expect((await checkpoints(firstSchema)).map((row) => row.topic)).toEqual([topic]);
+      expect(await checkpoints(secondSchema)).toEqual([{ topic: otherTopic, partition: 0, offset: '2' }]);
+      expect(runner.lagBehind(first.name)).toBe(0);
+      expect(runner.lagBehind(second.name)).toBe(0);
+      expect(() => runner.lagBehind('neither')).toThrow(/not a member/);
+    } finally {
+      await supervisor.stop();
+    }
+  });
+
+  it('refuses to share a runner with a projection without a batch form', () => {
     const withoutBatch = { ...seenBy('no_batch'), applyBatch: undefined };
-    const otherTopic = { ...seenBy('other_topic'), topics: [brandAggregate.commands] };
     const deps = { kafka, codec, db, namespace, logger };
     const signals = new Supervisor('unused', logger);
     expect(() => new ProjectionRunner(deps, [seenBy('a'), withoutBatch], { schema: 'x', notify: false }, signals)).toThrow(
-      /cannot share a runner/,
-    );
-    expect(() => new ProjectionRunner(deps, [seenBy('a'), otherTopic], { schema: 'x', notify: false }, signals)).toThrow(
       /cannot share a runner/,
     );
   });

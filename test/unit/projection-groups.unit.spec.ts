@@ -3,10 +3,17 @@ import { groupName, projectionGroups } from '../../ledger/projection-runner.ts';
 import { projections } from '../../projections/index.ts';
 
 describe('projectionGroups', () => {
-  it('puts the projections of the same topics with batch forms in one group (catalog and audit), every other alone', () => {
+  it('puts the projections a product write waits for in one group with the audit trail, every other alone', () => {
     const groups = projectionGroups(projections).map(groupName);
-    expect(groups).toContain('catalog+audit');
-    expect(groups.filter((name) => name.includes('+'))).toEqual(['catalog+audit']);
+    expect(groups.filter((name) => name.includes('+'))).toEqual(['catalog+audit+validation']);
     expect(groups.flatMap((name) => name.split('+')).sort()).toEqual(projections.map((p) => p.name).sort());
+  });
+
+  it('groups projections of the same topics with batch forms unless they name a runner, and never one without a batch form', () => {
+    const [catalog, audit] = projections;
+    const unnamed = (name: string) => ({ ...catalog!, name, runner: undefined });
+    expect(projectionGroups([unnamed('a'), unnamed('b')]).map(groupName)).toEqual(['a+b']);
+    expect(projectionGroups([unnamed('a'), { ...unnamed('b'), runner: 'elsewhere' }]).map(groupName)).toEqual(['a', 'b']);
+    expect(projectionGroups([catalog!, { ...audit!, applyBatch: undefined }]).map(groupName)).toEqual(['catalog', 'audit']);
   });
 });
