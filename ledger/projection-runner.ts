@@ -61,8 +61,8 @@ export const projectionGroupId = (namespace: string, projection: Pick<Projection
 
 type DecodedBatch = { batch: Batch; events: RecordedEvent[] };
 
-/** A projection of a runner, with the schema it writes. */
-type Member = { projection: Projection; schema: string };
+/** A projection of a runner, with the schema it writes and the namespaced topics it reads. */
+type Member = { projection: Projection; schema: string; topics: ReadonlySet<string> };
 
 /** The topics a projection reads, in an order of their own: equal for projections that read the same ones. */
 const topicSet = (projection: Projection): string =>
@@ -105,11 +105,10 @@ export class ProjectionRunner {
   private readonly members: Member[];
   private consumer?: Consumer;
   private commits?: PeriodicCommit;
-  private readonly lag = new Map<string, number>();
+  /** By partition (`partitionKey`): its topic and the events behind the log's end at its last batch. */
+  private readonly lag = new Map<string, { topic: string; lag: number }>();
   private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
-  private readonly memberTopics: Map<string, ReadonlySet<string>>;
-  private readonly allTopics: ReadonlySet<string>;
 
   /** `projection`: one projection, or a group of projections that all have a batch form (see `projectionGroups`). */
   constructor(
@@ -122,10 +121,12 @@ export class ProjectionRunner {
     if (!first) throw new Error('a projection runner needs a projection');
     if (others.length > 0 && [first, ...others].some((p) => !p.applyBatch))
       throw new Error(`projections ${groupName([first, ...others])} cannot share a runner: one has no batch form`);
-    this.members = [{ projection: first, schema: options.schema }, ...others.map((p) => ({ projection: p, schema: liveSchema(p) }))];
-    const topicsOf = (p: Projection) => new Set(p.topics.map((topic) => namespaced(deps.namespace, topic.name)));
-    this.memberTopics = new Map(this.projections.map((p) => [p.name, topicsOf(p)]));
-    this.allTopics = new Set(this.projections.flatMap((p) => [...topicsOf(p)]));
+    const member = (p: Projection, schema: string): Member => ({
+      projection: p,
+      schema,
+      topics: new Set(p.topics.map((topic) => namespaced(deps.namespace, topic.name))),
+    });
+    this.members = [member(first, options.schema), ...others.map((p) => member(p, liveSchema(p)))];
     this.log = new ThrottledLog(deps.logger.child({ component: `projection-${groupName(this.projections)}`, schema: options.schema }));
   }
 
@@ -142,7 +143,7 @@ export class ProjectionRunner {
     const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, this.signals);
     this.consumer = consumer;
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      this.lag.set(`${payload.topic}|${payload.partition}`, Number(payload.offsetLag));
+      this.lag.set(partitionKey(payload.topic, payload.partition), { topic: payload.topic, lag: Number(payload.offsetLag) });
       // Batches of only transaction markers never reach eachBatch; move the checkpoint over them too,
       // so an idle projection's checkpoint equals the end of the log and rebuilds can compare positions.
       if (payload.batchSize > 0) return;
@@ -151,7 +152,9 @@ export class ProjectionRunner {
       );
     });
     await consumer.connect();
-    for (const topic of this.topics()) await consumer.subscribe({ topic, fromBeginning: true });
+    for (const topic of new Set(this.members.flatMap((member) => [...member.topics]))) {
+      await consumer.subscribe({ topic, fromBeginning: true });
+    }
     // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
     // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
     this.commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
@@ -169,21 +172,17 @@ export class ProjectionRunner {
     await consumer?.disconnect().catch(() => undefined);
   }
 
-  /** The namespaced topics the members read (of one member, named): the runner reads them all. */
-  private topics(projection?: string): ReadonlySet<string> {
-    const topics = projection === undefined ? this.allTopics : this.memberTopics.get(projection);
-    if (!topics) throw new Error(`projection ${projection} is not a member of this runner`);
-    return topics;
-  }
-
   /**
    * Events behind the end of the log at the last batch, summed over partitions (what readiness bounds): of the topics of
    * the member named, or of all the runner reads.
    */
   lagBehind(projection?: string): number {
-    const topics = this.topics(projection);
+    const members = this.members.filter((member) => projection === undefined || member.projection.name === projection);
+    if (members.length === 0) throw new Error(`projection ${projection} is not a member of this runner`);
     let sum = 0;
-    for (const [key, lag] of this.lag) if (topics.has(key.slice(0, key.lastIndexOf('|')))) sum += Number.isFinite(lag) ? lag : 0;
+    for (const { topic, lag } of this.lag.values()) {
+      if (members.some((member) => member.topics.has(topic))) sum += Number.isFinite(lag) ? lag : 0;
+    }
     return sum;
   }
 
@@ -225,11 +224,10 @@ export class ProjectionRunner {
 
   /** A member's checkpoints are of its own topics only: none when the positions are all of its partners' topics. */
   private memberCheckpointStatement(
-    { projection, schema }: Member,
+    { projection, schema, topics: own }: Member,
     positions: { topic: string; partition: number; offset: string }[],
   ): string | undefined {
     const { notify } = this.options;
-    const own = this.topics(projection.name);
     positions = positions.filter(({ topic }) => own.has(topic));
     if (positions.length === 0) return undefined;
     // One row per partition: an upsert may not touch the same row twice.
@@ -315,12 +313,11 @@ export class ProjectionRunner {
     return decoded;
   }
 
-  /** The group's events past their partitions' checkpoints (`applied`) that `projection` handles, in log order. */
-  private fresh(decoded: DecodedBatch[], applied: Map<string, bigint>, projection: Projection): RecordedEvent[] {
+  /** The group's events of the member's topics past their partitions' checkpoints (`applied`) that it handles, in log order. */
+  private fresh(decoded: DecodedBatch[], applied: Map<string, bigint>, { projection, topics }: Member): RecordedEvent[] {
     const fresh: RecordedEvent[] = [];
-    const own = this.topics(projection.name);
     for (const { batch, events } of decoded) {
-      if (!own.has(batch.topic)) continue;
+      if (!topics.has(batch.topic)) continue;
       const key = partitionKey(batch.topic, batch.partition);
       const checkpoint = applied.get(key) ?? -1n;
       for (const event of events) {
@@ -338,9 +335,9 @@ export class ProjectionRunner {
     if (mode === 'set-based') {
       await this.inTransaction(positions, async (sql, applied) => {
         const db = knexOn(this.deps.db, sql);
-        for (const [index, { projection, schema }] of this.members.entries()) {
-          const fresh = this.fresh(decoded, applied[index]!, projection);
-          if (fresh.length > 0) await projection.applyBatch?.(fresh, { sql, schema, db });
+        for (const [index, member] of this.members.entries()) {
+          const fresh = this.fresh(decoded, applied[index]!, member);
+          if (fresh.length > 0) await member.projection.applyBatch?.(fresh, { sql, schema: member.schema, db });
         }
       });
       return;
@@ -348,9 +345,10 @@ export class ProjectionRunner {
     await this.deps.db.transaction(async (trx) => {
       const { sql } = await batchContextFor(trx, this.options.schema);
       const applied = await this.lockAndReadCheckpoints(sql);
-      for (const [index, { projection, schema }] of this.members.entries()) {
+      for (const [index, member] of this.members.entries()) {
+        const { projection, schema } = member;
         const context = contextFor(trx, schema);
-        for (const event of this.fresh(decoded, applied[index]!, projection)) {
+        for (const event of this.fresh(decoded, applied[index]!, member)) {
           try {
             await projection.evolve(event, context);
           } catch (error) {

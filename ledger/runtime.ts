@@ -140,8 +140,8 @@ export async function startRuntime(
         stops.push(() => stopTogether(parts, logger));
       }
     }
-    // Projections of the same topics share a consumer and a transaction (catalog and audit): one fetch and one
-    // decode of each event, one commit for both.
+    // Projections that name one runner, or read the same topics, share a consumer and a transaction (today catalog,
+    // audit and validation, which a product write waits for): one fetch and one decode of each event, one commit.
     await startAll(
       (roles.has('projections') ? projectionGroups(projections) : []).map((group) => ({
         name: `projection-${groupName(group)}`,
