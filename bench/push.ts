@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { commerceItemOf } from '../consumers/integrations/commerce-item.ts';
+import { platformProductOf } from '../consumers/integrations/commerce-item.ts';
 import type { RemoteItem } from '../consumers/integrations/provider.ts';
 import { UnifiedClient } from '../consumers/integrations/unified-client.ts';
 import { ensureStack } from '../stack/stack.ts';
@@ -47,11 +47,11 @@ const client = new UnifiedClient({ baseUrl: standIn.url, token: standIn.token, t
 
 /** The body our push sends for a product made through the API with a title and a description (no variants, no media). */
 const itemOf = (title: string) =>
-  commerceItemOf(
+  platformProductOf(
     { id: randomUUID(), title, description: `${title} described`, category: null, sku: null, brand: null, status: 'ACTIVE' },
     [],
     [],
-  );
+  ).item;
 
 // Warm the client and the stand-in (JIT, sockets) before timing, as the service's first pushes are not timed warm either way.
 const warm = standIn.createConnection('shopify');

@@ -61,8 +61,13 @@ const env: NodeJS.ProcessEnv = {
 };
 // Without a connection provider configured, development talks to the stand-in (in memory; lost when the service stops).
 if (!env.UNIFIED_API_URL) {
-  standIn = await startUnifiedStandIn({ port: envPort('UNIFIED_STAND_IN_PORT', 18090), token: env.UNIFIED_API_TOKEN || undefined });
+  standIn = await startUnifiedStandIn({
+    port: envPort('UNIFIED_STAND_IN_PORT', 18090),
+    token: env.UNIFIED_API_TOKEN || undefined,
+    workspaceSecret: env.UNIFIED_WORKSPACE_SECRET || undefined,
+  });
   env.UNIFIED_API_URL = standIn.url;
+  env.UNIFIED_WORKSPACE_SECRET ??= standIn.workspaceSecret;
   console.log(`[integrations] UNIFIED_API_URL unset: the connection provider's stand-in serves ${standIn.url}`);
 }
 if (!env.AUTH_JWKS_URL && !env.AUTH_DEV_SECRET) {

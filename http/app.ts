@@ -151,7 +151,7 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
   await app.register(oauthReturnRoutes);
   // Platforms sign inbound webhooks with the connection owner's secret; the receiver is public and parses its own body.
   await app.register(webhookSecretsPlugin, { config, logger });
-  await app.register(webhookReceiverRoutes);
+  await app.register(webhookReceiverRoutes, { workspaceSecret: config.UNIFIED_WORKSPACE_SECRET });
   // Exports and catalog feeds; with the filesystem store their signed links are served here (the signature authorises).
   await app.register(objectStorePlugin, { config, logger });
   await app.register(fileRoutes);

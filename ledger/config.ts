@@ -46,6 +46,7 @@ const SECRETS = new Set([
   'INTEGRATION_STATE_SECRET',
   'WEBHOOK_SECRET_KEY',
   'UNIFIED_API_TOKEN',
+  'UNIFIED_WORKSPACE_SECRET',
   'FILE_URL_SECRET',
   'S3_SECRET_ACCESS_KEY',
 ]);
@@ -160,6 +161,8 @@ const configSchema = z.object({
   UNIFIED_API_URL: z.string().url().default('http://127.0.0.1:18090'),
   UNIFIED_API_TOKEN: z.string().default('dev-unified-token'),
   UNIFIED_WORKSPACE_ID: z.string().default('dev-workspace'),
+  /** Verifies Unified's native webhook deliveries (`sig256`); unset: they are refused (401). `npm start`'s stand-in sets it. */
+  UNIFIED_WORKSPACE_SECRET: z.string().min(1).optional(),
   /**
    * Where the provider and the tenant's browser reach this service (webhook subscriptions, OAuth return, download links
    * of the filesystem store). Unset: `http://HOST:PORT`.

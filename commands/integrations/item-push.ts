@@ -20,6 +20,10 @@ const ITEM_PUSH_NAMESPACE = 'a3d4c7e1-58b2-4f0a-9d6e-2b7c1f9e4a30';
 export const itemPushIdOf = (connectionId: string, productId: string): string =>
   uuidv5(`${connectionId}/${productId}`, ITEM_PUSH_NAMESPACE);
 
+/** One of the item's variants on the platform; `variantId` is ours, or DEFAULT_VARIANT for a product without variants. */
+export type PushedVariant = { variantId: string; remoteId: string };
+export const DEFAULT_VARIANT = 'default';
+
 /** What one push wrote (or tried to): `seq` is the request it answers, so a later outcome of an older request is recognised. */
 type PushTarget = { itemPushId: string; connectionId: string; productId: string; action: PushAction; seq: number };
 
@@ -32,6 +36,8 @@ export type ItemPushed = Event<
     attempt: number;
     /** Whether this push created the remote item (else it updated, found or deleted it). */
     created: boolean;
+    /** The item's variants on the platform after this push: ours (or `default`) to the platform's itemvariant id. */
+    variants: PushedVariant[];
   }
 >;
 export type ItemPushFailed = Event<
@@ -74,7 +80,10 @@ export const evolve = (state: ItemPush, event: ItemPushEvent): ItemPush => {
 };
 
 // ── Commands ────────────────────────────────────────────────────────────────
-export type RecordItemPushed = Command<'RecordItemPushed', PushTarget & { remoteId: string | null; created: boolean }>;
+export type RecordItemPushed = Command<
+  'RecordItemPushed',
+  PushTarget & { remoteId: string | null; created: boolean; variants: PushedVariant[] }
+>;
 export type RecordItemPushFailed = Command<
   'RecordItemPushFailed',
   PushTarget & {

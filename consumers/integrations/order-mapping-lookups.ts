@@ -20,13 +20,27 @@ export const mappingConnection = (db: Knex, connectionId: string): Promise<Mappi
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Each line's variant: by `item_id`, the platform's id of an item we pushed to this connection (the push read model's
- * remote id), then that product's first variant; else by `sku` among the org's variants (the oldest with that SKU).
+ * Each line's variant: by its platform variant id, an itemvariant we pushed to this connection (the push read model's
+ * remote variants); else by `item_id`, the platform's id of an item we pushed (its remote id), then that product's first
+ * variant; else by `sku` among the org's variants (the oldest with that SKU).
  */
 export async function matchLines(db: Knex, { tenantId, orgId }: Scope, connectionId: string, lines: PlatformLine[]): Promise<LineMatch[]> {
   const catalog = liveSchema(catalogProjection);
   const itemIds = [...new Set(lines.flatMap((l) => (l.itemId === null ? [] : [l.itemId])))];
   const skus = [...new Set(lines.flatMap((l) => (l.sku === null ? [] : [l.sku])))];
+  const variantIds = [...new Set(lines.flatMap((l) => (l.variantId === null ? [] : [l.variantId])))];
+  const byVariant = new Map<string, { variant_id: string; sku: string | null }>();
+  if (variantIds.length > 0 && UUID.test(connectionId)) {
+    const { rows } = await db.raw<{ rows: { remote_id: string; variant_id: string; sku: string | null }[] }>(
+      `select rv."remoteId" as remote_id, v.id as variant_id, v.sku
+         from ??.items i
+         cross join lateral jsonb_to_recordset(i.remote_variants) as rv("variantId" text, "remoteId" text)
+         join ??.variants v on v.id::text = rv."variantId" and v.product_id = i.product_id and v.tenant_id = ? and v.org_id = ?
+        where i.connection_id = ? and i.tenant_id = ? and i.org_id = ? and rv."remoteId" = any(?)`,
+      [liveSchema(pushProjection), catalog, tenantId, orgId, connectionId, tenantId, orgId, variantIds],
+    );
+    for (const row of rows) byVariant.set(row.remote_id, row);
+  }
   const byItem = new Map<string, { variant_id: string; sku: string | null }>();
   if (itemIds.length > 0 && UUID.test(connectionId)) {
     const { rows } = await db.raw<{ rows: { remote_id: string; variant_id: string; sku: string | null }[] }>(
@@ -50,7 +64,10 @@ export async function matchLines(db: Knex, { tenantId, orgId }: Scope, connectio
     for (const row of rows) bySku.set(row.sku, row);
   }
   return lines.map((line) => {
-    const found = (line.itemId !== null ? byItem.get(line.itemId) : undefined) ?? (line.sku !== null ? bySku.get(line.sku) : undefined);
+    const found =
+      (line.variantId !== null ? byVariant.get(line.variantId) : undefined) ??
+      (line.itemId !== null ? byItem.get(line.itemId) : undefined) ??
+      (line.sku !== null ? bySku.get(line.sku) : undefined);
     return found ? { variantId: found.variant_id, sku: found.sku } : null;
   });
 }

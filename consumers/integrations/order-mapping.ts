@@ -17,7 +17,15 @@ export type MappingKind = 'created' | 'updated';
 export const mappingKindOf = (event: string): MappingKind | null =>
   ORDER_CREATED_EVENTS.includes(event) ? 'created' : ORDER_UPDATED_EVENTS.includes(event) ? 'updated' : null;
 
-export type PlatformLine = { itemId: string | null; sku: string | null; name: string; quantity: number; unitPrice: string };
+/** A line as the platform gave it: its item, its variant (Unified's `item_variants`), SKU, name, quantity and price. */
+export type PlatformLine = {
+  itemId: string | null;
+  variantId: string | null;
+  sku: string | null;
+  name: string;
+  quantity: number;
+  unitPrice: string;
+};
 
 export type PlatformOrder = {
   externalId: string;
@@ -71,18 +79,41 @@ export function exactAmount(value: unknown, path: string): string {
 const charge = (data: Obj, field: string): string =>
   data[field] === undefined || data[field] === null ? '0.00' : exactAmount(data[field], `data.${field}`);
 
-function parseLine(value: unknown, index: number): PlatformLine {
-  const path = `data.line_items.${index}`;
+/**
+ * The two spellings of an order line: the spec's (`line_items[]` of `{ item_id, sku, name, quantity, unit_amount }`) and
+ * Unified's `AccountingOrder` (`lineitems[]` of `{ item_id, item_sku, item_name, unit_quantity, unit_amount,
+ * item_variants: [{ id }] }`).
+ */
+type LineFields = { list: string; quantity: string; sku: string; name: string };
+const SPEC_LINES: LineFields = { list: 'line_items', quantity: 'quantity', sku: 'sku', name: 'name' };
+const UNIFIED_LINES: LineFields = { list: 'lineitems', quantity: 'unit_quantity', sku: 'item_sku', name: 'item_name' };
+
+function parseLine(value: unknown, index: number, fields: LineFields): PlatformLine {
+  const path = `data.${fields.list}.${index}`;
   if (!isObject(value)) throw new Unmappable(`${path} must be an object`);
-  const { quantity } = value;
+  const quantity = value[fields.quantity];
   if (typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 1 || quantity > MAX_LINE_QUANTITY)
-    throw new Unmappable(`${path}.quantity must be an integer 1..${MAX_LINE_QUANTITY} (got ${JSON.stringify(quantity) ?? 'nothing'})`);
+    throw new Unmappable(
+      `${path}.${fields.quantity} must be an integer 1..${MAX_LINE_QUANTITY} (got ${JSON.stringify(quantity) ?? 'nothing'})`,
+    );
   if (value.unit_amount === undefined || value.unit_amount === null) throw new Unmappable(`${path}.unit_amount is missing`);
   const unitPrice = exactAmount(value.unit_amount, `${path}.unit_amount`);
   const itemId = idText(value.item_id);
-  const sku = optionalText(value.sku);
-  const name = (optionalText(value.name) ?? sku ?? itemId ?? `line ${index + 1}`).slice(0, 500);
-  return { itemId, sku, name, quantity, unitPrice };
+  const variants = Array.isArray(value.item_variants) ? value.item_variants : [];
+  const variantId = idText(isObject(variants[0]) ? variants[0].id : undefined);
+  const sku = optionalText(value[fields.sku]);
+  const name = (optionalText(value[fields.name]) ?? sku ?? itemId ?? `line ${index + 1}`).slice(0, 500);
+  return { itemId, variantId, sku, name, quantity, unitPrice };
+}
+
+/** Unified's order charges sit on its lines: the order's discount and tax are theirs summed. */
+function lineCharge(lines: unknown[], field: string): string {
+  let total = new Decimal(0);
+  lines.forEach((line, index) => {
+    const value = isObject(line) ? line[field] : undefined;
+    if (value !== undefined && value !== null) total = total.plus(exactAmount(value, `data.lineitems.${index}.${field}`));
+  });
+  return exactAmount(total.toString(), `data.lineitems.*.${field}`);
 }
 
 /**
@@ -107,12 +138,14 @@ export function parsePlatformOrder(payload: string, externalId: string | null): 
         throw new Unmappable(`data.currency ${JSON.stringify(data.currency)} is not an ISO 4217 currency code`);
       currency = code;
     }
-    const items = data.line_items;
-    if (!Array.isArray(items) || items.length === 0) throw new Unmappable('data.line_items must be a non-empty array');
+    const fields = data.line_items === undefined && Array.isArray(data.lineitems) ? UNIFIED_LINES : SPEC_LINES;
+    const items = data[fields.list];
+    if (!Array.isArray(items) || items.length === 0) throw new Unmappable(`data.${fields.list} must be a non-empty array`);
     if (items.length > MAX_ORDER_LINES)
-      throw new Unmappable(`data.line_items holds ${items.length} lines; an order holds at most ${MAX_ORDER_LINES}`);
-    const lines = items.map(parseLine);
+      throw new Unmappable(`data.${fields.list} holds ${items.length} lines; an order holds at most ${MAX_ORDER_LINES}`);
+    const lines = items.map((line, index) => parseLine(line, index, fields));
     const payment = isObject(data.payment) ? data.payment : {};
+    const unified = fields === UNIFIED_LINES;
     return {
       ok: true,
       order: {
@@ -120,11 +153,11 @@ export function parsePlatformOrder(payload: string, externalId: string | null): 
         currency,
         lines,
         status: optionalText(data.status),
-        customerId: idText(data.customer_id),
+        customerId: idText(data.customer_id) ?? idText(data.contact_id),
         paymentTransactionId: idText(data.payment_transaction_id) ?? idText(payment.transaction_id),
-        discountTotal: charge(data, 'discount_amount'),
+        discountTotal: unified ? lineCharge(items, 'discount_amount') : charge(data, 'discount_amount'),
         shippingTotal: charge(data, 'shipping_amount'),
-        taxTotal: charge(data, 'tax_amount'),
+        taxTotal: unified ? lineCharge(items, 'tax_amount') : charge(data, 'tax_amount'),
       },
     };
   } catch (error) {
@@ -237,6 +270,7 @@ const STATUS_MAP: Record<string, RequestableStatus> = {
   shipped: 'shipped',
   completed: 'delivered',
   delivered: 'delivered',
+  // Unified's AccountingOrderStatus: VOIDED, CANCELED and COMPLETED above; DRAFT, OPEN, AUTHORIZED, PAID… mean no move.
 };
 
 /** The status an update asks our order to move to, or null for a platform status that means no move (e.g. `paid`). */

@@ -3,25 +3,47 @@
  * HTTP; the stand-in in stack/unified speaks the provider's side for tests and development.
  */
 
-/** A commerce item as the provider takes it (the fields we write). */
+/** A price as the provider's `CommerceItemPrice`. */
+export type ItemPrice = { price: number; currency?: string; compare_at_price?: number };
+
+/** Our reference on the platform, as a metadata entry the provider can be searched by (see `findItemByReference`). */
+export type ReferenceMetadata = { slug: string; value: string };
+
+/**
+ * A commerce item as the provider's `CommerceItem` takes it (the fields we write): no variants inside, they are
+ * `itemvariant`s of their own. Absent rather than null: the provider's schema has no nulls.
+ */
 export type CommerceItem = {
   name: string;
-  description?: string | null;
+  description?: string;
   is_active: boolean;
-  vendor_name?: string | null;
+  vendor_name?: string;
   tags?: string[];
-  /** Our reference to the product, as a metadata entry the provider can be searched by (see `findItemByReference`). */
-  metadata?: { slug: string; value: string }[];
-  media?: { url: string; alt?: string | null; position: number }[];
-  variants?: { sku?: string | null; prices?: { price: number; currency?: string | null }[] }[];
+  metadata?: ReferenceMetadata[];
+  media?: { url: string; alt?: string; position: number }[];
+  prices?: ItemPrice[];
+};
+
+/** A variant as the provider's `CommerceItemvariant` takes it; `items` names the item it belongs to. */
+export type CommerceItemVariant = {
+  name?: string;
+  sku?: string;
+  is_active: boolean;
+  metadata?: ReferenceMetadata[];
+  prices?: ItemPrice[];
+  items?: { id: string }[];
 };
 
 /** An item as the provider answers it: what we wrote plus its own id. */
 export type RemoteItem = CommerceItem & { id: string };
+export type RemoteItemVariant = CommerceItemVariant & { id: string };
 
 export type ProviderConnection = { id: string; integration_type: string; categories?: string[] };
 
-export type WebhookSubscription = { id: string; connection_id: string; hook_url: string; object_type: string; event: string };
+/** `POST /unified/webhook`'s body: a subscription of a connection to one object type's event. */
+export type WebhookRequest = { connection_id: string; hook_url: string; object_type: string; event: string };
+/** The provider's `Webhook` as answered (the fields we read). */
+export type WebhookSubscription = WebhookRequest & { id: string };
 
 /**
  * Why a call failed. `rate_limited`: 429 (retryAfterMs from Retry-After when given); `server`: 5xx; `timeout` and
@@ -57,7 +79,10 @@ export type AuthUrlRequest = {
 };
 
 export interface ConnectionProvider {
-  /** `GET {url}/unified/integration/auth/{workspace_id}/{integration_type}?…`: where the tenant's browser goes (no call made). */
+  /**
+   * `GET {url}/unified/integration/auth/{workspace_id}/{integration_type}?redirect=true&…`: where the tenant's browser
+   * goes (no call made); `redirect=true` makes the provider answer the browser with a redirect to the platform's consent.
+   */
   authUrl(request: AuthUrlRequest): string;
   /** `GET /unified/connection/{id}`; undefined when the provider does not know it (404). */
   getConnection(connectionId: string): Promise<ProviderConnection | undefined>;
@@ -68,8 +93,15 @@ export interface ConnectionProvider {
   getItem(connectionId: string, itemId: string): Promise<RemoteItem | undefined>;
   /** The item carrying our reference in its metadata, if one exists (`GET /commerce/{id}/item?query=<reference>`). */
   findItemByReference(connectionId: string, reference: string): Promise<RemoteItem | undefined>;
+  /** `POST /commerce/{id}/itemvariant`, with the item named in `items`. */
+  createItemVariant(connectionId: string, variant: CommerceItemVariant): Promise<RemoteItemVariant>;
+  updateItemVariant(connectionId: string, variantId: string, variant: CommerceItemVariant): Promise<RemoteItemVariant>;
+  /** Resolves also when the variant is already gone (404). */
+  deleteItemVariant(connectionId: string, variantId: string): Promise<void>;
+  /** `GET /commerce/{id}/itemvariant?item_id=`: every variant of the item (paged through). */
+  listItemVariants(connectionId: string, itemId: string): Promise<RemoteItemVariant[]>;
   /** `POST /unified/webhook`. */
-  createWebhook(subscription: Omit<WebhookSubscription, 'id'>): Promise<WebhookSubscription>;
+  createWebhook(subscription: WebhookRequest): Promise<WebhookSubscription>;
   /** `GET /unified/webhook?connection_id=`. */
   listWebhooks(connectionId: string): Promise<WebhookSubscription[]>;
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PushAction } from '../../commands/integrations/item-push.ts';
+import type { PushAction, PushedVariant } from '../../commands/integrations/item-push.ts';
 import { liveSchema } from '../../ledger/projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
@@ -18,6 +18,8 @@ export type ClaimedItem = {
   desired_action: PushAction;
   desired_seq: string;
   remote_id: string | null;
+  /** The item's variants on the platform, as the last successful push recorded them. */
+  remote_variants: PushedVariant[];
   /** An earlier attempt may have created the remote item without our hearing of it: look it up before creating. */
   create_was_started: boolean;
 };
@@ -69,7 +71,8 @@ export async function claimDueItems(
        set leased_until = now() + make_interval(secs => ?),
            create_started = i.create_started or (i.remote_id is null and i.desired_action = 'UPSERT')
        where i.item_push_id = any(array(select item_push_id from picked))
-       returning i.item_push_id, i.connection_id, i.product_id, i.tenant_id, i.org_id, i.desired_action, i.desired_seq, i.remote_id
+       returning i.item_push_id, i.connection_id, i.product_id, i.tenant_id, i.org_id, i.desired_action, i.desired_seq, i.remote_id,
+                 i.remote_variants
      )
      select leased.*, c.unified_connection_id, picked.create_was_started
      from leased join picked using (item_push_id) join ??.connections c on c.id = leased.connection_id`,

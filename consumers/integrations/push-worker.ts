@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connectionAggregate } from '../../commands/integrations/connection.ts';
-import { itemPushAggregate, type RecordItemPushed } from '../../commands/integrations/item-push.ts';
+import { itemPushAggregate, type PushedVariant, type RecordItemPushed } from '../../commands/integrations/item-push.ts';
 import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { Command, CommandInput, Event } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
@@ -9,8 +9,9 @@ import type { Part, PartSignals } from '../../ledger/supervisor.ts';
 import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
-import { loadCommerceItems, productReference } from './commerce-item.ts';
-import { ProviderError, type CommerceItem, type ConnectionProvider } from './provider.ts';
+import { loadPlatformProducts, productReference, type PlatformProduct } from './commerce-item.ts';
+import { ProviderError, type ConnectionProvider } from './provider.ts';
+import { pushVariants, removeVariants } from './variant-push.ts';
 import { anyActiveConnection, claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
 
 export type PushWorkerOptions = {
@@ -23,10 +24,13 @@ export type PushWorkerOptions = {
   perConnection: number;
 };
 
-/** The platform events that become orders (the inbound receiver maps them): subscribed on every active connection. */
+/**
+ * The platform events that become orders (the inbound receiver maps them): subscribed on every active connection. The
+ * provider's orders are `accounting_order` objects (its `WebhookObjectType`; there is no commerce order type).
+ */
 export const ORDER_WEBHOOKS = [
-  { object_type: 'commerce_order', event: 'created' },
-  { object_type: 'commerce_order', event: 'updated' },
+  { object_type: 'accounting_order', event: 'created' },
+  { object_type: 'accounting_order', event: 'updated' },
 ] as const;
 
 const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
@@ -37,7 +41,8 @@ const WEBHOOK_RECHECK_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Owner = { tenant_id: string; org_id: string };
-type PushTarget = Omit<RecordItemPushed['data'], 'remoteId' | 'created'>;
+type PushTarget = Omit<RecordItemPushed['data'], 'remoteId' | 'created' | 'variants'>;
+type Pushed = { remoteId: string | null; created: boolean; variants: PushedVariant[] };
 
 /**
  * Pushes products to the platforms: claims due items from the push queue (projections/integrations/push-projection.ts),
@@ -59,7 +64,7 @@ class PushWorker implements Part {
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
   /** Claimed items waiting for a free slot of their connection (their leases cover the wait). */
-  private readonly queued = new Map<string, { claim: ClaimedItem; item: CommerceItem | undefined }[]>();
+  private readonly queued = new Map<string, { claim: ClaimedItem; item: PlatformProduct | undefined }[]>();
   /** Outcomes being reported to the ledger. */
   private readonly reporting = new Set<Promise<void>>();
   private readonly pausedUntil = new Map<string, number>();
@@ -156,7 +161,7 @@ class PushWorker implements Part {
     // A connection paused before may be due again: its queue goes on.
     for (const connectionId of this.queued.keys()) this.drain(connectionId);
     if (claimed.length === 0) return 0;
-    const items = await loadCommerceItems(
+    const items = await loadPlatformProducts(
       this.deps.db,
       claimed.filter((c) => c.desired_action === 'UPSERT').map((c) => c.product_id),
     );
@@ -188,7 +193,7 @@ class PushWorker implements Part {
   }
 
   /** `answered` is called once the platform's calls are over, whatever their outcome, before the report. */
-  private async pushOne(claim: ClaimedItem, item: CommerceItem | undefined, answered: () => void): Promise<void> {
+  private async pushOne(claim: ClaimedItem, item: PlatformProduct | undefined, answered: () => void): Promise<void> {
     const target: PushTarget = {
       itemPushId: claim.item_push_id,
       connectionId: claim.connection_id,
@@ -199,8 +204,7 @@ class PushWorker implements Part {
     const performed = this.perform(claim, item);
     void performed.then(answered, answered);
     try {
-      const { remoteId, created } = await performed;
-      await this.send(claim, itemPushAggregate, { type: 'RecordItemPushed', data: { ...target, remoteId, created } });
+      await this.send(claim, itemPushAggregate, { type: 'RecordItemPushed', data: { ...target, ...(await performed) } });
     } catch (error) {
       if (!(error instanceof ProviderError)) {
         // Nothing reported (the ledger or the database is away): the lease runs out and the item is tried again.
@@ -242,33 +246,47 @@ class PushWorker implements Part {
     });
   }
 
-  /** The calls one item needs; the platform's item id afterwards (null once deleted) and whether this created it. */
-  private async perform(claim: ClaimedItem, item: CommerceItem | undefined): Promise<{ remoteId: string | null; created: boolean }> {
+  /**
+   * The calls one item needs: the item, then its variants as itemvariants of it. Answers the platform's item id (null
+   * once deleted), whether this created it, and its variants' ids.
+   */
+  private async perform(claim: ClaimedItem, product: PlatformProduct | undefined): Promise<Pushed> {
     const provider = this.provider;
     if (!provider) throw new Error('push worker not started');
     const connection = claim.unified_connection_id;
     let remoteId = claim.remote_id;
+    // Recorded variants belong to the recorded item; an item found again by its reference has its variants looked up.
+    const known: PushedVariant[] | undefined = remoteId === null ? undefined : claim.remote_variants;
     if (remoteId === null && claim.create_was_started) {
       remoteId = (await provider.findItemByReference(connection, productReference(claim.product_id)))?.id ?? null;
     }
     if (claim.desired_action === 'DELETE') {
-      if (remoteId !== null) await provider.deleteItem(connection, remoteId);
-      return { remoteId: null, created: false };
+      if (remoteId !== null) {
+        await removeVariants(provider, connection, { itemId: remoteId, productId: claim.product_id, known });
+        await provider.deleteItem(connection, remoteId);
+      }
+      return { remoteId: null, created: false, variants: [] };
     }
     // Deleted since it was requested: its removal is requested too, and comes next.
-    if (!item) return { remoteId, created: false };
+    if (!product) return { remoteId, created: false, variants: known ?? [] };
+    let created = false;
     if (remoteId !== null) {
       try {
-        await provider.updateItem(connection, remoteId, item);
-        return { remoteId, created: false };
+        await provider.updateItem(connection, remoteId, product.item);
       } catch (error) {
         if (!(error instanceof ProviderError && error.kind === 'not_found')) throw error;
         // Gone from the platform (removed there by hand, say): it is created again.
         await markCreateStarted(this.deps.db, claim.item_push_id);
+        remoteId = null;
       }
     }
-    const created = await provider.createItem(connection, item);
-    return { remoteId: created.id, created: true };
+    if (remoteId === null) {
+      remoteId = (await provider.createItem(connection, product.item)).id;
+      created = true;
+    }
+    const target = { itemId: remoteId, productId: claim.product_id, known: created ? [] : known, fresh: created };
+    const variants = await pushVariants(provider, connection, target, product.variants);
+    return { remoteId, created, variants };
   }
 
   private async subscribeWebhooks(): Promise<void> {

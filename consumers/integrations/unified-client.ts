@@ -4,9 +4,12 @@ import {
   REFERENCE_SLUG,
   type AuthUrlRequest,
   type CommerceItem,
+  type CommerceItemVariant,
   type ConnectionProvider,
   type ProviderConnection,
   type RemoteItem,
+  type RemoteItemVariant,
+  type WebhookRequest,
   type WebhookSubscription,
 } from './provider.ts';
 
@@ -58,10 +61,13 @@ export class UnifiedClient implements ConnectionProvider {
     const url = new URL(
       `${this.origin}${this.prefix}/unified/integration/auth/${encodeURIComponent(req.workspaceId)}/${encodeURIComponent(req.integrationType)}`,
     );
+    // Without redirect=true the provider answers the URL as text; a browser sent here must be redirected to the consent.
+    url.searchParams.set('redirect', 'true');
     url.searchParams.set('success_redirect', req.successRedirect);
     url.searchParams.set('failure_redirect', req.failureRedirect);
     url.searchParams.set('state', req.state);
-    if (req.scopes && req.scopes.length > 0) url.searchParams.set('scopes', req.scopes.join(','));
+    // Repeated, as the provider's SDK sends an array query parameter (form style, exploded).
+    for (const scope of req.scopes ?? []) url.searchParams.append('scopes', scope);
     if (req.env) url.searchParams.set('env', req.env);
     return url.toString();
   }
@@ -107,7 +113,35 @@ export class UnifiedClient implements ConnectionProvider {
     return undefined;
   }
 
-  async createWebhook(subscription: Omit<WebhookSubscription, 'id'>): Promise<WebhookSubscription> {
+  async createItemVariant(connectionId: string, variant: CommerceItemVariant): Promise<RemoteItemVariant> {
+    const path = `/commerce/${seg(connectionId)}/itemvariant`;
+    return expectObjectWithId<RemoteItemVariant>(await this.call('POST', path, { body: variant }), 'POST', path);
+  }
+
+  async updateItemVariant(connectionId: string, variantId: string, variant: CommerceItemVariant): Promise<RemoteItemVariant> {
+    const path = `/commerce/${seg(connectionId)}/itemvariant/${seg(variantId)}`;
+    return expectObjectWithId<RemoteItemVariant>(await this.call('PUT', path, { body: variant }), 'PUT', path);
+  }
+
+  async deleteItemVariant(connectionId: string, variantId: string): Promise<void> {
+    await this.call('DELETE', `/commerce/${seg(connectionId)}/itemvariant/${seg(variantId)}`, { absentOn404: true, ignoreBody: true });
+  }
+
+  async listItemVariants(connectionId: string, itemId: string): Promise<RemoteItemVariant[]> {
+    const found: RemoteItemVariant[] = [];
+    for (let page = 0; page < MAX_REFERENCE_PAGES; page++) {
+      const query = new URLSearchParams({ item_id: itemId, limit: String(PAGE_SIZE), offset: String(page * PAGE_SIZE) });
+      const path = `/commerce/${seg(connectionId)}/itemvariant?${query.toString()}`;
+      const answer = await this.call('GET', path);
+      if (!Array.isArray(answer.body)) throw malformed('GET', path, answer.status, 'a list of item variants');
+      const variants = answer.body as RemoteItemVariant[];
+      found.push(...variants.filter((v) => typeof v?.id === 'string'));
+      if (variants.length < PAGE_SIZE) break;
+    }
+    return found;
+  }
+
+  async createWebhook(subscription: WebhookRequest): Promise<WebhookSubscription> {
     const body = {
       connection_id: subscription.connection_id,
       hook_url: subscription.hook_url,

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { inboxAggregate, inboxIdOf } from '../../commands/integrations/inbox.ts';
@@ -7,6 +7,7 @@ import { ConflictError, ValidationError, type ErrorDetail } from '../../ledger/e
 import { findConnectionByUnifiedId } from '../../projections/integrations/connections-queries.ts';
 import { UnauthorizedError } from '../errors.ts';
 import { errorBody, text } from '../schemas.ts';
+import { looksNative, nativeDelivery, nativeEventKind, verifiesNative, type NativeDelivery } from '../unified-native-delivery.ts';
 
 export const WEBHOOK_PATH = '/unified/webhook';
 export const SIGNATURE_HEADER = 'x-unified-signature';
@@ -33,26 +34,59 @@ const envelope = z.looseObject({
 const externalIdSchema = z.union([text(), z.number()]).optional();
 
 const signatureHeaders = z.object({
-  [SIGNATURE_HEADER]: z.string().describe('Hex HMAC-SHA256 of the raw body, keyed with the webhook secret of the connection owner'),
+  [SIGNATURE_HEADER]: z
+    .string()
+    .optional()
+    .describe("Hex HMAC-SHA256 of the raw body, keyed with the webhook secret of the connection owner (the spec's envelope)"),
 });
 
 const refused = (message: string, details: ErrorDetail[]) => new ValidationError(message, details);
 
+/** The body's bytes as JSON (strict UTF-8), or undefined when they are not. */
+function jsonOf(raw: Buffer): unknown {
+  try {
+    return JSON.parse(utf8.decode(raw)) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+const issueDetails = (issues: z.core.$ZodIssue[]): ErrorDetail[] =>
+  issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
+
 /** The body's bytes as JSON: strict UTF-8, then the envelope. */
 function parseEnvelope(raw: Buffer): z.infer<typeof envelope> {
-  let json: unknown;
-  try {
-    json = JSON.parse(utf8.decode(raw));
-  } catch {
-    throw refused('the body is not JSON', [{ path: 'body', message: 'must be a JSON object in UTF-8' }]);
-  }
+  const json = jsonOf(raw);
+  if (json === undefined) throw refused('the body is not JSON', [{ path: 'body', message: 'must be a JSON object in UTF-8' }]);
   const parsed = envelope.safeParse(json);
-  if (!parsed.success) {
-    const details = parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path.map(String)].join('.'), message: issue.message }));
-    throw refused('the webhook envelope is invalid', details);
-  }
+  if (!parsed.success) throw refused('the webhook envelope is invalid', issueDetails(parsed.error.issues));
   // `data` as JSON.parse made it: a parsed copy would have turned a `__proto__` key into a prototype and lost it.
   return { ...parsed.data, data: (json as { data: Record<string, unknown> }).data };
+}
+
+const nativeNotVerified = () => new UnauthorizedError('the sig256 of this delivery does not verify with the workspace secret');
+
+/**
+ * A native delivery checked in this order: its signature with the workspace secret (401, before anything of it is
+ * believed), then its shape (400). `data` as JSON.parse made it, for the reason parseEnvelope gives.
+ */
+function verifiedNative(json: unknown, workspaceSecret: string | undefined): NativeDelivery {
+  const { data, nonce, sig256 } = json as { data: unknown[]; nonce?: unknown; sig256?: unknown };
+  if (typeof sig256 !== 'string' || typeof nonce !== 'string') throw new UnauthorizedError('the delivery carries no sig256 and nonce');
+  if (workspaceSecret === undefined || !verifiesNative(workspaceSecret, data, nonce, sig256)) throw nativeNotVerified();
+  const parsed = nativeDelivery.safeParse(json);
+  if (!parsed.success) throw refused('the delivery is invalid', issueDetails(parsed.error.issues));
+  return { ...parsed.data, data: data as Record<string, unknown>[] };
+}
+
+/** A delivered object's `id` as text (a string or an integer); 400 for any other id. */
+function nativeExternalIdOf(object: Record<string, unknown>, index: number): string | null {
+  const { id } = object;
+  if (id === undefined || id === null) return null;
+  if ((typeof id === 'string' && id.trim() !== '' && id.length <= 255) || (typeof id === 'number' && Number.isSafeInteger(id))) {
+    return String(id).trim();
+  }
+  throw refused('the delivery is invalid', [{ path: `body.data.${index}.id`, message: 'must be a non-blank string or an integer' }]);
 }
 
 /** `data.id` as text, when the platform gave a string or a number. */
@@ -65,6 +99,13 @@ function externalIdOf(data: Record<string, unknown>): string | null {
   return id.data === undefined ? null : String(id.data);
 }
 
+function refuseInactive(connection: { status: string; unified_connection_id: string }, path: string): void {
+  if (connection.status === 'ACTIVE') return;
+  throw new ConflictError(`connection ${connection.unified_connection_id} is ${connection.status}: its events are refused`, [
+    { path, message: `is ${connection.status}, not ACTIVE` },
+  ]);
+}
+
 const matches = (secret: string, raw: Buffer, given: Buffer): boolean =>
   timingSafeEqual(createHmac('sha256', secret).update(raw).digest(), given);
 
@@ -75,7 +116,10 @@ const matches = (secret: string, raw: Buffer, given: Buffer): boolean =>
  * one within its grace (401, the same body either way, so the endpoint reveals no connection ids); connection ACTIVE
  * (409); then the delivery goes to the inbox and is answered 200 once committed to Kafka. See docs/decisions.md.
  */
-export async function webhookReceiverRoutes(fastify: FastifyInstance): Promise<void> {
+export async function webhookReceiverRoutes(
+  fastify: FastifyInstance,
+  { workspaceSecret }: { workspaceSecret: string | undefined },
+): Promise<void> {
   // The signature covers the exact bytes, so this context keeps them: its only parser is JSON as a Buffer.
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -84,20 +128,68 @@ export async function webhookReceiverRoutes(fastify: FastifyInstance): Promise<v
   const { db, execute } = app.ledger;
   const secrets = app.webhookSecrets;
 
+  /** Each object of a verified native delivery is one inbox event, deduplicated per connection and external object. */
+  async function receiveNative(request: FastifyRequest, delivery: NativeDelivery) {
+    app.ledger.require('postgres');
+    const connection = await findConnectionByUnifiedId(db, delivery.webhook.connection_id);
+    // Only Unified holds the workspace secret; still, an unknown connection is answered as a wrong signature.
+    if (!connection) throw nativeNotVerified();
+    refuseInactive(connection, 'body.webhook.connection_id');
+    const owner = { tenantId: connection.tenant_id, orgId: connection.org_id };
+    request.principal = { ...owner, actor: { userId: connection.id, email: null, ip: request.ip } };
+    const event = nativeEventKind(delivery.webhook.object_type, delivery.webhook.event);
+    const outcomes = await Promise.all(
+      delivery.data.map(async (object, index) => {
+        const externalId = nativeExternalIdOf(object, index);
+        const payload = JSON.stringify(object);
+        // The object, not the body: Unified's retries of one delivery may carry a new nonce and signature.
+        const deliveryId = createHash('sha256').update(`${event}\n${payload}`).digest('hex');
+        const executed = await execute(
+          request,
+          inboxAggregate,
+          {
+            type: 'ReceiveWebhook',
+            data: {
+              inboxId: inboxIdOf(connection.id, externalId, deliveryId),
+              deliveryId,
+              connectionId: connection.id,
+              unifiedConnectionId: connection.unified_connection_id,
+              event,
+              externalId,
+              payload,
+            },
+          },
+          undefined,
+          { until: 'committed' },
+        );
+        return (executed?.positions.length ?? 0) > 0;
+      }),
+    );
+    const received = outcomes.filter(Boolean).length;
+    return { status: 'received' as const, duplicate: received === 0 && outcomes.length > 0, received };
+  }
+
   app.post(WEBHOOK_PATH, {
     schema: {
       tags: ['integrations'],
-      summary: 'Inbound platform events (public; signed with X-Unified-Signature)',
+      summary: "Inbound platform events (public): the spec's envelope signed with X-Unified-Signature, or Unified's own delivery",
       description:
-        'The body is `{ connection_id, event, data }` as JSON; `X-Unified-Signature` is the hex HMAC-SHA256 of its exact bytes, ' +
-        "keyed with the connection owner's secret (`GET /api/v1/integrations/webhook-secret`). 200 once the event is in the inbox " +
-        '(a redelivery of the same body: 200 with `duplicate: true`, stored once). 401 for a missing, malformed or wrong signature ' +
-        'and for an unknown connection alike; 409 when the connection is not ACTIVE; 400 for a bad envelope; 413; 415.',
+        "Two dialects. The spec's: the body is `{ connection_id, event, data }` as JSON; `X-Unified-Signature` is the hex " +
+        "HMAC-SHA256 of its exact bytes, keyed with the connection owner's secret (`GET /api/v1/integrations/webhook-secret`). " +
+        "Unified's native delivery: `{ data: [objects], webhook: { connection_id, object_type, event }, nonce, sig256, type }`, " +
+        'no header, `sig256` the HMAC-SHA256 of `data` (as JSON) + `nonce` keyed with the workspace secret; each object of ' +
+        '`data` is one inbox event (`<object type>.<event>`, e.g. accounting.order.created). 200 once the events are in the inbox ' +
+        '(a redelivery: 200 with `duplicate: true`, stored once). 401 for a missing, malformed or wrong signature and for an ' +
+        'unknown connection alike; 409 when the connection is not ACTIVE; 400 for a bad body; 413; 415.',
       security: [],
       headers: signatureHeaders,
-      body: envelope,
+      body: z.union([envelope, nativeDelivery]),
       response: {
-        200: z.object({ status: z.literal('received'), duplicate: z.boolean() }),
+        200: z.object({
+          status: z.literal('received'),
+          duplicate: z.boolean().describe('Nothing new: every event of the body was already in the inbox'),
+          received: z.number().int().optional().describe('Native deliveries: the objects stored now (the rest were duplicates)'),
+        }),
         400: errorBody,
         401: errorBody,
         409: errorBody,
@@ -110,11 +202,16 @@ export async function webhookReceiverRoutes(fastify: FastifyInstance): Promise<v
     validatorCompiler: () => (value) => ({ value }),
     handler: async (request) => {
       const header = request.headers[SIGNATURE_HEADER];
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      // Unified's own delivery is signed in its body, not in the header: told apart by its shape.
+      if (header === undefined) {
+        const json = jsonOf(raw);
+        if (looksNative(json)) return receiveNative(request, verifiedNative(json, workspaceSecret));
+      }
       if (typeof header !== 'string' || !HEX_SHA256.test(header)) {
         throw new UnauthorizedError('the X-Unified-Signature header is missing or is not 64 hex characters');
       }
       const given = Buffer.from(header, 'hex');
-      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const { connection_id: unifiedConnectionId, event, data } = parseEnvelope(raw);
       const externalId = externalIdOf(data);
 
@@ -128,11 +225,7 @@ export async function webhookReceiverRoutes(fastify: FastifyInstance): Promise<v
       if (!connection || !verified) throw notVerified();
 
       // The caller holds the owner's secret: it may learn the connection's status.
-      if (connection.status !== 'ACTIVE') {
-        throw new ConflictError(`connection ${unifiedConnectionId} is ${connection.status}: its events are refused`, [
-          { path: 'body.connection_id', message: `is ${connection.status}, not ACTIVE` },
-        ]);
-      }
+      refuseInactive(connection, 'body.connection_id');
 
       request.principal = { ...owner, actor: { userId: connection.id, email: null, ip: request.ip } };
       const deliveryId = createHash('sha256').update(raw).digest('hex');

@@ -70,4 +70,13 @@ export const pushMigrations: ProjectionMigration[] = [
       );
     },
   },
+  {
+    name: '002-remote-variants',
+    up: async (db, schema) => {
+      // The item's variants on the platform (ours to its itemvariant ids), as the last successful push recorded them.
+      await db.schema.withSchema(schema).alterTable('items', (t) => {
+        t.jsonb('remote_variants').notNullable().defaultTo('[]');
+      });
+    },
+  },
 ];

@@ -211,13 +211,22 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
   ItemPushed: async (event, ctx) => {
     const { seq, remoteId, action } = event.data;
     const items = `${ctx.schema}.items`;
+    const remoteVariants = JSON.stringify(action === 'DELETE' ? [] : (event.data.variants ?? []));
     await ctx
       .table('items')
-      .insert({ ...outcomeRow(event), desired_seq: seq, pushed_seq: seq, remote_id: remoteId, last_pushed_at: at(event) })
+      .insert({
+        ...outcomeRow(event),
+        desired_seq: seq,
+        pushed_seq: seq,
+        remote_id: remoteId,
+        remote_variants: remoteVariants,
+        last_pushed_at: at(event),
+      })
       .onConflict('item_push_id')
       .merge({
         pushed_seq: ctx.db.raw('greatest(??.pushed_seq, ?)', [items, seq]),
         remote_id: action === 'DELETE' ? null : remoteId,
+        remote_variants: remoteVariants,
         failures: 0,
         dead_lettered: false,
         next_attempt_at: null,

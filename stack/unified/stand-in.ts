@@ -2,6 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CommerceItem, ProviderConnection, RemoteItem, WebhookSubscription } from '../../consumers/integrations/provider.ts';
+import { deliveryBody, type NativeDeliveryRequest } from './native-deliveries.ts';
+import {
+  ITEM_FIELDS,
+  VARIANT_FIELDS,
+  WEBHOOK_EVENTS,
+  WEBHOOK_OBJECT_TYPES,
+  pick,
+  type ContractCheck,
+  type Operation,
+} from './published-shapes.ts';
 
 /**
  * A stand-in for the connection provider (a Unified.to-style unified API) that we cannot run: a real HTTP server on
@@ -10,12 +20,30 @@ import type { CommerceItem, ProviderConnection, RemoteItem, WebhookSubscription 
  */
 
 export const DEFAULT_STAND_IN_TOKEN = 'dev-unified-token';
+/** The workspace secret the stand-in signs its native deliveries with (the service's UNIFIED_WORKSPACE_SECRET). */
+export const DEFAULT_WORKSPACE_SECRET = 'dev-workspace-secret';
 
-export type StandInOptions = { port?: number; host?: string; token?: string };
+export type StandInOptions = {
+  port?: number;
+  host?: string;
+  token?: string;
+  workspaceSecret?: string;
+  /** Called with every request the stand-in takes and every answer it gives (tests check them against the SDK). */
+  contract?: ContractCheck;
+};
 
-export type StandInConnection = ProviderConnection & { workspace_id: string; categories: string[]; created_at: string };
+export type StandInConnection = ProviderConnection & {
+  workspace_id: string;
+  categories: string[];
+  permissions: string[];
+  created_at: string;
+  updated_at: string;
+};
 
 export type StoredItem = RemoteItem & { created_at: string; updated_at: string };
+export type StoredVariant = Record<string, unknown> & { id: string; items: { id: string }[]; created_at: string; updated_at: string };
+export type StoredWebhook = WebhookSubscription & Record<string, unknown>;
+export type DeliveryOutcome = { hookUrl: string; status: number; body: string };
 
 /** One request the stand-in saw. `status` 0: it answered nothing (the socket was destroyed). */
 export type LoggedRequest = { method: string; path: string; status: number; at: number; connectionId?: string };
@@ -26,15 +54,24 @@ export interface UnifiedStandIn {
   /** Base URL, no trailing slash. */
   readonly url: string;
   readonly token: string;
+  readonly workspaceSecret: string;
   close(): Promise<void>;
 
   createConnection(integrationType?: string, workspaceId?: string): string;
   connection(id: string): StandInConnection | undefined;
-  /** The auth endpoint redirects to failure_redirect (`error=access_denied`) while on. */
+  /** The consent page sends the browser to failure_redirect (`error=access_denied`) while on. */
   failAuth(on?: boolean): void;
+  /** The scopes each authorization asked for, in order. */
+  authorizations(): { integrationType: string; scopes: string[] }[];
 
   items(connectionId: string): StoredItem[];
-  subscriptions(connectionId?: string): WebhookSubscription[];
+  variants(connectionId: string, itemId?: string): StoredVariant[];
+  subscriptions(connectionId?: string): StoredWebhook[];
+  /**
+   * Posts a native delivery (`{ data, webhook, nonce, sig, sig256, type }`) of the connection's objects to the hook URL of
+   * each of its subscriptions to `objectType` and `event`, signed with the workspace secret; `sig256` may be forced.
+   */
+  deliver(connectionId: string, delivery: NativeDeliveryRequest): Promise<DeliveryOutcome[]>;
   requests(connectionId?: string): LoggedRequest[];
   resetLog(): void;
 
@@ -55,7 +92,7 @@ export interface UnifiedStandIn {
 type QueuedFault = { status: number; retryAfterSeconds?: number };
 type Faults = { queue: QueuedFault[]; delayMs: number; revoked?: RevokedStatus; loseCreates: number };
 
-type Answer = { status: number; body?: unknown; headers?: Record<string, string>; lose?: boolean };
+type Answer = { status: number; body?: unknown; text?: string; headers?: Record<string, string>; lose?: boolean };
 
 class HttpError extends Error {
   constructor(
@@ -66,24 +103,32 @@ class HttpError extends Error {
   }
 }
 
-const WRITABLE_FIELDS = ['name', 'description', 'is_active', 'vendor_name', 'tags', 'metadata', 'media', 'variants'] as const;
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
 const DEFAULT_LIMIT = 100;
+const CONSENT_PATH = '/stand-in/consent';
 
 const randomId = (prefix: string): string => `${prefix}_${randomBytes(8).toString('hex')}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The route's connection, operation and answer, as the logging and the contract check need them. */
+type Context = { connectionId?: string; operation?: Operation; query?: URLSearchParams; body?: unknown };
+
 export async function startUnifiedStandIn(options: StandInOptions = {}): Promise<UnifiedStandIn> {
   const token = options.token ?? DEFAULT_STAND_IN_TOKEN;
+  const workspaceSecret = options.workspaceSecret ?? DEFAULT_WORKSPACE_SECRET;
   const host = options.host ?? '127.0.0.1';
+  const check: ContractCheck = options.contract ?? (() => undefined);
 
   const connections = new Map<string, StandInConnection>();
   const items = new Map<string, Map<string, StoredItem>>();
-  const webhooks = new Map<string, WebhookSubscription>();
+  const variants = new Map<string, Map<string, StoredVariant>>();
+  const webhooks = new Map<string, StoredWebhook>();
   const faults = new Map<string, Faults>();
+  const authorizations: { integrationType: string; scopes: string[] }[] = [];
   let log: LoggedRequest[] = [];
   let authFails = false;
   let itemSequence = 0;
+  let baseUrl = '';
 
   const faultsOf = (connectionId: string): Faults => {
     let found = faults.get(connectionId);
@@ -96,14 +141,18 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
 
   const createConnection = (integrationType = 'shopify', workspaceId = 'dev-workspace'): string => {
     const id = randomId('conn');
+    const now = new Date().toISOString();
     connections.set(id, {
       id,
       integration_type: integrationType,
-      categories: ['commerce'],
+      categories: ['commerce', 'accounting'],
+      permissions: ['commerce_item_read', 'commerce_item_write', 'accounting_order_read'],
       workspace_id: workspaceId,
-      created_at: new Date().toISOString(),
+      created_at: now,
+      updated_at: now,
     });
     items.set(id, new Map());
+    variants.set(id, new Map());
     return id;
   };
 
@@ -127,22 +176,42 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
     return errorAnswer(next.status, `The integration failed (${next.status})`);
   };
 
-  /** The item body as written; 400 when it is not one. */
-  const itemBody = (body: unknown): CommerceItem => {
+  const objectBody = (body: unknown): Record<string, unknown> => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'The body must be a JSON object');
-    const item = body as Record<string, unknown>;
-    if (typeof item.name !== 'string' || item.name === '') throw new HttpError(400, 'name is required');
-    return item as CommerceItem;
+    return body as Record<string, unknown>;
   };
 
-  async function route(req: IncomingMessage, url: URL, ctx: { connectionId?: string }): Promise<Answer> {
+  /** The item as written, less what the provider's model does not have; 400 when it is not one. */
+  const itemBody = (body: unknown): Partial<CommerceItem> & Record<string, unknown> => {
+    const item = pick(objectBody(body), ITEM_FIELDS);
+    if (item.name !== undefined && (typeof item.name !== 'string' || item.name === '')) throw new HttpError(400, 'name must not be empty');
+    return item;
+  };
+
+  /** The variant as written, less unknown fields; its `items` must name an item of the connection. */
+  const variantBody = (body: unknown, stored: Map<string, StoredItem>, required: boolean): Record<string, unknown> => {
+    const variant = pick(objectBody(body), VARIANT_FIELDS);
+    const parent = (variant.items as { id?: unknown }[] | undefined)?.[0]?.id;
+    if (required || variant.items !== undefined) {
+      if (typeof parent !== 'string') throw new HttpError(400, 'items must name the item the variant belongs to: [{ "id": … }]');
+      if (!stored.has(parent)) throw new HttpError(404, `Item ${parent} not found`);
+      variant.items = [{ id: parent }];
+    }
+    return variant;
+  };
+
+  async function route(req: IncomingMessage, url: URL, ctx: Context): Promise<Answer> {
     const method = req.method ?? 'GET';
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+    ctx.query = url.searchParams;
 
-    // The browser-facing start of the authorization flow: no bearer, answers a redirect.
+    // The browser-facing start of the authorization flow: no bearer; the consent URL as text, or a redirect to it.
     if (method === 'GET' && parts.length === 5 && parts[0] === 'unified' && parts[1] === 'integration' && parts[2] === 'auth') {
+      ctx.operation = 'getUnifiedIntegrationAuth';
       return authorize(parts[3]!, parts[4]!, url.searchParams);
     }
+    // The platform's consent page, where the browser lands: it returns the browser to our redirect.
+    if (method === 'GET' && url.pathname === CONSENT_PATH) return consent(url.searchParams);
 
     if (req.headers.authorization !== `Bearer ${token}`) {
       const refused = errorAnswer(
@@ -152,34 +221,63 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       return { ...refused, headers: { 'www-authenticate': 'Bearer' } };
     }
 
+    // Not the provider's API: lets a developer make the stand-in send a native delivery (see README "Integrations").
+    if (method === 'POST' && parts[0] === 'stand-in' && parts[1] === 'connections' && parts[3] === 'deliveries' && parts.length === 4) {
+      const outcomes = await deliver(parts[2]!, (await readJson(req)) as NativeDeliveryRequest);
+      return { status: 200, body: outcomes };
+    }
+
     if (parts[0] === 'unified' && parts[1] === 'connection' && parts.length === 3 && method === 'GET') {
+      ctx.operation = 'getUnifiedConnection';
       const connection = connections.get(parts[2]!);
       if (!connection) throw new HttpError(404, `Connection ${parts[2]} not found`);
       ctx.connectionId = connection.id;
-      const { id, integration_type, categories, workspace_id } = connection;
-      return { status: 200, body: { id, integration_type, categories, workspace_id } };
+      return { status: 200, body: connection };
     }
 
     if (parts[0] === 'unified' && parts[1] === 'webhook') return webhookRoute(req, method, url, parts, ctx);
 
-    if (parts[0] === 'commerce' && parts[2] === 'item' && (parts.length === 3 || parts.length === 4)) {
+    const kind = parts[0] === 'commerce' ? parts[2] : undefined;
+    if ((kind === 'item' || kind === 'itemvariant') && (parts.length === 3 || parts.length === 4)) {
       const connectionId = parts[1]!;
       ctx.connectionId = connectionId;
+      ctx.operation = operationOf(kind, method, parts.length === 4);
+      const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? await readJson(req) : undefined;
+      ctx.body = body;
       const stored = knownConnection(connectionId);
-      const body = method === 'POST' || method === 'PUT' ? await readJson(req) : undefined;
       const fault = injectedFault(connectionId);
       if (fault) return fault;
-      return parts.length === 3 ? itemsRoute(method, url, connectionId, stored, body) : itemRoute(method, parts[3]!, stored, body);
+      if (kind === 'itemvariant') {
+        const storedVariants = variants.get(connectionId)!;
+        return parts.length === 3
+          ? variantsRoute(method, url, stored, storedVariants, body)
+          : variantRoute(method, parts[3]!, stored, storedVariants, body);
+      }
+      return parts.length === 3
+        ? itemsRoute(method, url, connectionId, stored, body)
+        : itemRoute(method, connectionId, parts[3]!, stored, body);
     }
 
     throw new HttpError(404, `No route for ${method} ${url.pathname}`);
   }
 
   function authorize(workspaceId: string, integrationType: string, query: URLSearchParams): Answer {
-    const success = query.get('success_redirect');
-    const failure = query.get('failure_redirect');
+    authorizations.push({ integrationType, scopes: query.getAll('scopes') });
+    const consentUrl = new URL(`${baseUrl}${CONSENT_PATH}`);
+    consentUrl.searchParams.set('workspace_id', workspaceId);
+    consentUrl.searchParams.set('integration_type', integrationType);
+    for (const key of ['success_redirect', 'failure_redirect', 'state']) {
+      const value = query.get(key);
+      if (value !== null) consentUrl.searchParams.set(key, value);
+    }
+    const location = consentUrl.toString();
+    // As Unified answers: the URL as text unless the caller asks for the redirect itself.
+    if (query.get('redirect') === 'true') return { status: 302, headers: { location } };
+    return { status: 200, text: location };
+  }
+
+  function consent(query: URLSearchParams): Answer {
     const state = query.get('state');
-    if (!success) throw new HttpError(400, 'success_redirect is required');
     const target = (base: string, params: Record<string, string>): string => {
       let location: URL;
       try {
@@ -191,44 +289,57 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       if (state !== null) location.searchParams.set('state', state);
       return location.toString();
     };
+    const failure = query.get('failure_redirect') ?? query.get('success_redirect');
     if (authFails) {
-      if (!failure) throw new HttpError(400, 'failure_redirect is required');
+      if (!failure) return { status: 200, text: 'The authorization was refused.' };
       return { status: 302, headers: { location: target(failure, { error: 'access_denied' }) } };
     }
-    const id = createConnection(integrationType, workspaceId);
+    const id = createConnection(query.get('integration_type') ?? 'shopify', query.get('workspace_id') ?? 'dev-workspace');
+    const success = query.get('success_redirect');
+    if (!success) return { status: 200, text: `Connected: ${id}` };
     return { status: 302, headers: { location: target(success, { id }) } };
   }
 
-  async function webhookRoute(
-    req: IncomingMessage,
-    method: string,
-    url: URL,
-    parts: string[],
-    ctx: { connectionId?: string },
-  ): Promise<Answer> {
+  async function webhookRoute(req: IncomingMessage, method: string, url: URL, parts: string[], ctx: Context): Promise<Answer> {
     if (parts.length === 2 && method === 'POST') {
-      const body = (await readJson(req)) as Record<string, unknown> | undefined;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'The body must be a JSON object');
-      const missing = ['connection_id', 'hook_url', 'object_type', 'event'].filter(
-        (key) => typeof body[key] !== 'string' || body[key] === '',
-      );
-      if (missing.length > 0) throw new HttpError(400, `Missing or empty: ${missing.join(', ')}`);
-      const connectionId = body.connection_id as string;
+      ctx.operation = 'createUnifiedWebhook';
+      const body = objectBody(await readJson(req));
+      ctx.body = body;
+      const connectionId = typeof body.connection_id === 'string' ? body.connection_id : '';
+      if (connectionId === '') throw new HttpError(400, 'connection_id is required');
       ctx.connectionId = connectionId;
       knownConnection(connectionId);
       const fault = injectedFault(connectionId);
       if (fault) return fault;
-      const subscription: WebhookSubscription = {
+      if (typeof body.object_type !== 'string' || !WEBHOOK_OBJECT_TYPES.includes(body.object_type)) {
+        throw new HttpError(400, `object_type ${JSON.stringify(body.object_type)} is not a webhook object type`);
+      }
+      if (typeof body.event !== 'string' || !(WEBHOOK_EVENTS as readonly string[]).includes(body.event)) {
+        throw new HttpError(400, `event ${JSON.stringify(body.event)} must be one of ${WEBHOOK_EVENTS.join(', ')}`);
+      }
+      const connection = connections.get(connectionId)!;
+      const now = new Date().toISOString();
+      const subscription: StoredWebhook = {
         id: randomId('wh'),
         connection_id: connectionId,
-        hook_url: body.hook_url as string,
-        object_type: body.object_type as string,
-        event: body.event as string,
+        hook_url: typeof body.hook_url === 'string' ? body.hook_url : '',
+        object_type: body.object_type,
+        event: body.event,
+        workspace_id: connection.workspace_id,
+        integration_type: connection.integration_type,
+        environment: 'Production',
+        webhook_type: 'virtual',
+        interval: 60,
+        is_healthy: true,
+        is_paused: false,
+        created_at: now,
+        updated_at: now,
       };
       webhooks.set(subscription.id, subscription);
       return { status: 200, body: subscription };
     }
     if (parts.length === 2 && method === 'GET') {
+      ctx.operation = 'listUnifiedWebhooks';
       const connectionId = url.searchParams.get('connection_id') ?? undefined;
       if (connectionId !== undefined) {
         ctx.connectionId = connectionId;
@@ -239,6 +350,7 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       return { status: 200, body: [...webhooks.values()].filter((w) => connectionId === undefined || w.connection_id === connectionId) };
     }
     if (parts.length === 3 && method === 'DELETE') {
+      ctx.operation = 'removeUnifiedWebhook';
       const subscription = webhooks.get(parts[2]!);
       if (!subscription) throw new HttpError(404, `Webhook ${parts[2]} not found`);
       ctx.connectionId = subscription.connection_id;
@@ -252,8 +364,10 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
 
   function itemsRoute(method: string, url: URL, connectionId: string, stored: Map<string, StoredItem>, body: unknown): Answer {
     if (method === 'POST') {
+      const written = itemBody(body);
+      if (typeof written.name !== 'string') throw new HttpError(400, 'name is required');
       const now = new Date().toISOString();
-      const item: StoredItem = { ...itemBody(body), id: `item_${++itemSequence}`, created_at: now, updated_at: now };
+      const item = { ...written, id: `item_${++itemSequence}`, created_at: now, updated_at: now } as StoredItem;
       stored.set(item.id, item);
       const f = faults.get(connectionId);
       if (f && f.loseCreates > 0) {
@@ -262,39 +376,93 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       }
       return { status: 200, body: item };
     }
-    if (method === 'GET') {
-      const query = url.searchParams.get('query') ?? '';
-      const limit = nonNegativeInt(url.searchParams.get('limit'), DEFAULT_LIMIT, 'limit');
-      const offset = nonNegativeInt(url.searchParams.get('offset'), 0, 'offset');
-      const matching = [...stored.values()].filter((item) => query === '' || matches(item, query));
-      return { status: 200, body: matching.slice(offset, offset + limit) };
-    }
+    if (method === 'GET') return { status: 200, body: page(url, [...stored.values()]) };
     throw new HttpError(405, `${method} is not allowed on ${url.pathname}`);
   }
 
-  function itemRoute(method: string, itemId: string, stored: Map<string, StoredItem>, body: unknown): Answer {
+  function itemRoute(method: string, connectionId: string, itemId: string, stored: Map<string, StoredItem>, body: unknown): Answer {
     const existing = stored.get(itemId);
     if (!existing) throw new HttpError(404, `Item ${itemId} not found`);
     if (method === 'GET') return { status: 200, body: existing };
-    if (method === 'PUT') {
-      const written = itemBody(body) as Record<string, unknown>;
-      const kept = Object.fromEntries(Object.entries(existing).filter(([key]) => !(WRITABLE_FIELDS as readonly string[]).includes(key)));
-      const replaced = Object.fromEntries(WRITABLE_FIELDS.filter((key) => key in written).map((key) => [key, written[key]]));
-      const updated = {
-        ...kept,
-        ...replaced,
-        id: existing.id,
-        created_at: existing.created_at,
-        updated_at: new Date().toISOString(),
-      } as StoredItem;
-      stored.set(itemId, updated);
+    if (method === 'PUT' || method === 'PATCH') {
+      const written = itemBody(body);
+      // PUT replaces what it names (the provider keeps the rest of the platform's record); PATCH the same, field by field.
+      const updated = { ...existing, ...written, id: existing.id, created_at: existing.created_at, updated_at: new Date().toISOString() };
+      stored.set(itemId, updated as StoredItem);
       return { status: 200, body: updated };
     }
     if (method === 'DELETE') {
       stored.delete(itemId);
+      // The platform removes an item's variants with it.
+      const storedVariants = variants.get(connectionId)!;
+      for (const [id, variant] of storedVariants) if (variant.items[0]?.id === itemId) storedVariants.delete(id);
       return { status: 200 };
     }
     throw new HttpError(405, `${method} is not allowed on an item`);
+  }
+
+  function variantsRoute(
+    method: string,
+    url: URL,
+    stored: Map<string, StoredItem>,
+    storedVariants: Map<string, StoredVariant>,
+    body: unknown,
+  ): Answer {
+    if (method === 'POST') {
+      const written = variantBody(body, stored, true);
+      const now = new Date().toISOString();
+      const variant = { ...written, id: `variant_${++itemSequence}`, created_at: now, updated_at: now } as StoredVariant;
+      storedVariants.set(variant.id, variant);
+      return { status: 200, body: variant };
+    }
+    if (method === 'GET') {
+      const itemId = url.searchParams.get('item_id');
+      const all = [...storedVariants.values()].filter((v) => itemId === null || v.items[0]?.id === itemId);
+      return { status: 200, body: page(url, all) };
+    }
+    throw new HttpError(405, `${method} is not allowed on ${url.pathname}`);
+  }
+
+  function variantRoute(
+    method: string,
+    variantId: string,
+    stored: Map<string, StoredItem>,
+    storedVariants: Map<string, StoredVariant>,
+    body: unknown,
+  ): Answer {
+    const existing = storedVariants.get(variantId);
+    if (!existing) throw new HttpError(404, `Item variant ${variantId} not found`);
+    if (method === 'GET') return { status: 200, body: existing };
+    if (method === 'PUT' || method === 'PATCH') {
+      const written = variantBody(body, stored, false);
+      const updated = { ...existing, ...written, id: existing.id, created_at: existing.created_at, updated_at: new Date().toISOString() };
+      storedVariants.set(variantId, updated as StoredVariant);
+      return { status: 200, body: updated };
+    }
+    if (method === 'DELETE') {
+      storedVariants.delete(variantId);
+      return { status: 200 };
+    }
+    throw new HttpError(405, `${method} is not allowed on an item variant`);
+  }
+
+  async function deliver(connectionId: string, request: NativeDeliveryRequest): Promise<DeliveryOutcome[]> {
+    if (!connections.has(connectionId)) throw new HttpError(404, `Connection ${connectionId} not found`);
+    const hooks = [...webhooks.values()].filter(
+      (w) => w.connection_id === connectionId && w.object_type === request.objectType && w.event === request.event && w.hook_url !== '',
+    );
+    return Promise.all(
+      hooks.map(async (hook) => {
+        const body = deliveryBody(workspaceSecret, hook, request);
+        check({ kind: 'delivery', operation: 'nativeDelivery', body });
+        const response = await fetch(hook.hook_url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { hookUrl: hook.hook_url, status: response.status, body: await response.text() };
+      }),
+    );
   }
 
   const server = createServer((req, res) => {
@@ -305,12 +473,16 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    const ctx: { connectionId?: string } = {};
+    const ctx: Context = {};
     let answer: Answer;
     try {
       answer = await route(req, url, ctx);
     } catch (error) {
       answer = error instanceof HttpError ? errorAnswer(error.status, error.message) : errorAnswer(500, `Stand-in fault: ${String(error)}`);
+    }
+    if (ctx.operation) {
+      check({ kind: 'request', operation: ctx.operation, query: ctx.query ?? new URLSearchParams(), body: ctx.body });
+      if (!answer.lose) check({ kind: 'answer', operation: ctx.operation, status: answer.status, body: answer.body ?? answer.text });
     }
     const delayMs = ctx.connectionId === undefined ? 0 : (faults.get(ctx.connectionId)?.delayMs ?? 0);
     if (delayMs > 0) await sleep(delayMs);
@@ -327,15 +499,11 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
     }
     if (res.destroyed) return;
     const headers: Record<string, string> = { ...answer.headers };
-    if (answer.body !== undefined) {
-      const payload = JSON.stringify(answer.body);
-      headers['content-type'] = 'application/json; charset=utf-8';
-      headers['content-length'] = String(Buffer.byteLength(payload));
-      res.writeHead(answer.status, headers).end(payload);
-    } else {
-      headers['content-length'] = '0';
-      res.writeHead(answer.status, headers).end();
-    }
+    const payload = answer.body !== undefined ? JSON.stringify(answer.body) : answer.text;
+    if (payload !== undefined)
+      headers['content-type'] = answer.body !== undefined ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
+    headers['content-length'] = String(payload === undefined ? 0 : Buffer.byteLength(payload));
+    res.writeHead(answer.status, headers).end(payload);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -347,10 +515,12 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
   });
   const address = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  baseUrl = url;
 
   return {
     url,
     token,
+    workspaceSecret,
     async close() {
       await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -362,9 +532,13 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
     failAuth(on = true) {
       authFails = on;
     },
+    authorizations: () => structuredClone(authorizations),
     items: (connectionId) => structuredClone([...(items.get(connectionId)?.values() ?? [])]),
+    variants: (connectionId, itemId) =>
+      structuredClone([...(variants.get(connectionId)?.values() ?? [])].filter((v) => itemId === undefined || v.items[0]?.id === itemId)),
     subscriptions: (connectionId) =>
       structuredClone([...webhooks.values()].filter((w) => connectionId === undefined || w.connection_id === connectionId)),
+    deliver,
     requests: (connectionId) => log.filter((entry) => connectionId === undefined || entry.connectionId === connectionId),
     resetLog() {
       log = [];
@@ -393,6 +567,35 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
   };
 }
 
+const OPERATIONS: Record<'item' | 'itemvariant', Record<string, [list: Operation | undefined, one: Operation | undefined]>> = {
+  item: {
+    POST: ['createCommerceItem', undefined],
+    GET: ['listCommerceItems', 'getCommerceItem'],
+    PUT: [undefined, 'updateCommerceItem'],
+    PATCH: [undefined, 'patchCommerceItem'],
+    DELETE: [undefined, 'removeCommerceItem'],
+  },
+  itemvariant: {
+    POST: ['createCommerceItemvariant', undefined],
+    GET: ['listCommerceItemvariants', 'getCommerceItemvariant'],
+    PUT: [undefined, 'updateCommerceItemvariant'],
+    PATCH: [undefined, 'patchCommerceItemvariant'],
+    DELETE: [undefined, 'removeCommerceItemvariant'],
+  },
+};
+
+const operationOf = (kind: 'item' | 'itemvariant', method: string, one: boolean): Operation | undefined =>
+  OPERATIONS[kind][method]?.[one ? 1 : 0];
+
+/** A list page as the provider's list operations answer: `query` (substring of id, name or a metadata value), `limit`, `offset`. */
+function page<T extends { id: string; name?: unknown; metadata?: unknown }>(url: URL, all: T[]): T[] {
+  const query = url.searchParams.get('query') ?? '';
+  const limit = nonNegativeInt(url.searchParams.get('limit'), DEFAULT_LIMIT, 'limit');
+  const offset = nonNegativeInt(url.searchParams.get('offset'), 0, 'offset');
+  const matching = all.filter((item) => query === '' || matches(item, query));
+  return matching.slice(offset, offset + limit);
+}
+
 function errorAnswer(status: number, message: string): Answer {
   return { status, body: { status, message } };
 }
@@ -403,11 +606,12 @@ function revokedMessage(status: RevokedStatus, connectionId: string): string {
   return 'The connection is no longer authorized: the integration revoked its access';
 }
 
-function matches(item: StoredItem, query: string): boolean {
+function matches(item: { id: string; name?: unknown; metadata?: unknown }, query: string): boolean {
+  const metadata = Array.isArray(item.metadata) ? (item.metadata as { value?: unknown }[]) : [];
   return (
     item.id.includes(query) ||
-    (item.name ?? '').includes(query) ||
-    (item.metadata ?? []).some((entry) => String(entry?.value ?? '').includes(query))
+    (typeof item.name === 'string' && item.name.includes(query)) ||
+    metadata.some((entry) => String(entry?.value ?? '').includes(query))
   );
 }
 

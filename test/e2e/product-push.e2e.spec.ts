@@ -27,7 +27,7 @@ describe('background sync of a new connection', () => {
       async () => standIn.subscriptions(unified),
       (s) => s.length === 2,
     );
-    expect(hooks.map((h) => `${h.object_type}:${h.event}`).sort()).toEqual(['commerce_order:created', 'commerce_order:updated']);
+    expect(hooks.map((h) => `${h.object_type}:${h.event}`).sort()).toEqual(['accounting_order:created', 'accounting_order:updated']);
     expect(hooks.every((h) => h.hook_url.endsWith('/unified/webhook'))).toBe(true);
   });
 });

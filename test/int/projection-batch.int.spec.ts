@@ -485,9 +485,15 @@ const pushGroup: RecordedEvent[] = [
   pushUpdated(twoTenant, pRecreated),
   pushDeleted(twoTenant, ghost),
   pushDeleted(twoTenant, rTwo),
-  of(twoTenant, { type: 'ItemPushed', data: { ...target(twoA, qTwo, 'UPSERT', 1), remoteId: 'r-1', attempt: 1, created: true } }),
+  of(twoTenant, {
+    type: 'ItemPushed',
+    data: { ...target(twoA, qTwo, 'UPSERT', 1), remoteId: 'r-1', attempt: 1, created: true, variants: [] },
+  }),
   // an outcome read before the request it answers
-  of(twoTenant, { type: 'ItemPushed', data: { ...target(twoA, rTwo, 'UPSERT', 2), remoteId: 'r-2', attempt: 1, created: true } }),
+  of(twoTenant, {
+    type: 'ItemPushed',
+    data: { ...target(twoA, rTwo, 'UPSERT', 2), remoteId: 'r-2', attempt: 1, created: true, variants: [] },
+  }),
   pushCreated(twoTenant, rTwo),
   pushUpdated(twoTenant, pTwo),
   of(twoTenant, {
@@ -507,7 +513,7 @@ const pushGroup: RecordedEvent[] = [
   pushUpdated(twoTenant, pTwo),
   of(twoTenant, {
     type: 'ConnectionWebhookSubscribed',
-    data: { connectionId: twoA, subscriptionId: 's-1', objectType: 'commerce_order', event: 'created' },
+    data: { connectionId: twoA, subscriptionId: 's-1', objectType: 'accounting_order', event: 'created' },
   }),
   of(twoTenant, { type: 'ConnectionDefaultLocationSet', data: { connectionId: twoA, locationId: null } }),
   of(twoTenant, { type: 'ProductPushRequested', data: { productId: qTwo, action: 'UPSERT' } }),

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderError, REFERENCE_SLUG, type CommerceItem } from '../../consumers/integrations/provider.ts';
 import { parseRetryAfter, UnifiedClient } from '../../consumers/integrations/unified-client.ts';
 import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
+import { unifiedContract } from '../support/unified-contract.ts';
 
 /**
  * Our client against the provider's stand-in, both real, over HTTP: the calls the push worker makes, and every failure
@@ -14,13 +15,17 @@ const TIMEOUT_MS = 3_000;
 
 let standIn: UnifiedStandIn;
 let client: UnifiedClient;
+// Every request our client sends and every answer of the stand-in, held to the provider's SDK.
+const contract = unifiedContract();
 
 beforeAll(async () => {
-  standIn = await startUnifiedStandIn();
+  standIn = await startUnifiedStandIn({ contract: contract.check });
   client = new UnifiedClient({ baseUrl: standIn.url, token: standIn.token, timeoutMs: TIMEOUT_MS });
 });
 
 afterAll(async () => {
+  console.log(`[unified contract] ${contract.checked()} exchanges checked against @unified-api/typescript-sdk`);
+  expect(contract.violations()).toEqual([]);
   await client?.close();
   await standIn?.close();
 });
@@ -34,8 +39,8 @@ const product = (reference: string, name = `Product ${reference}`): CommerceItem
   vendor_name: 'Acme',
   tags: ['test'],
   metadata: [{ slug: REFERENCE_SLUG, value: reference }],
-  media: [{ url: 'https://cdn.example/a.jpg', alt: null, position: 0 }],
-  variants: [{ sku: `${reference}-sku`, prices: [{ price: 12.5, currency: 'EUR' }] }],
+  media: [{ url: 'https://cdn.example/a.jpg', position: 0 }],
+  prices: [{ price: 12.5, currency: 'EUR' }],
 });
 
 /** The ProviderError a call rejects with (fails the test when it resolves or rejects with anything else). */
@@ -63,16 +68,22 @@ describe('authorization', () => {
     const url = new URL(authUrl);
     expect(`${url.origin}${url.pathname}`).toBe(`${standIn.url}/unified/integration/auth/dev-workspace/shopify`);
     expect(Object.fromEntries(url.searchParams)).toEqual({
+      redirect: 'true',
       success_redirect: 'https://app.example/integrations/callback?tenant=t 1',
       failure_redirect: 'https://app.example/integrations/failed',
       state: 'st/ate+1',
-      scopes: 'commerce_item_read,commerce_item_write',
+      scopes: 'commerce_item_write',
       env: 'Sandbox',
     });
+    // Repeated, as the SDK sends an array query parameter.
+    expect(url.searchParams.getAll('scopes')).toEqual(['commerce_item_read', 'commerce_item_write']);
 
+    // The provider redirects the browser to the platform's consent, which returns it to success_redirect.
     const response = await fetch(authUrl, { redirect: 'manual' });
     expect(response.status).toBe(302);
-    const location = new URL(response.headers.get('location')!);
+    const consent = await fetch(response.headers.get('location')!, { redirect: 'manual' });
+    expect(consent.status).toBe(302);
+    const location = new URL(consent.headers.get('location')!);
     expect(`${location.origin}${location.pathname}`).toBe('https://app.example/integrations/callback');
     expect(location.searchParams.get('tenant')).toBe('t 1');
     expect(location.searchParams.get('state')).toBe('st/ate+1');
@@ -82,7 +93,7 @@ describe('authorization', () => {
     expect(await client.getConnection(connectionId)).toMatchObject({
       id: connectionId,
       integration_type: 'shopify',
-      categories: ['commerce'],
+      categories: ['commerce', 'accounting'],
     });
     expect(await client.getConnection('conn_unknown')).toBeUndefined();
   });
@@ -97,7 +108,7 @@ describe('authorization', () => {
         state: 's',
       }),
     );
-    expect([...url.searchParams.keys()].sort()).toEqual(['failure_redirect', 'state', 'success_redirect']);
+    expect([...url.searchParams.keys()].sort()).toEqual(['failure_redirect', 'redirect', 'state', 'success_redirect']);
   });
 
   it('redirects to failure_redirect with error=access_denied and the state when the tenant refuses', async () => {
@@ -112,7 +123,8 @@ describe('authorization', () => {
       });
       const response = await fetch(authUrl, { redirect: 'manual' });
       expect(response.status).toBe(302);
-      const location = new URL(response.headers.get('location')!);
+      const consent = await fetch(response.headers.get('location')!, { redirect: 'manual' });
+      const location = new URL(consent.headers.get('location')!);
       expect(`${location.origin}${location.pathname}`).toBe('https://a/ko');
       expect(location.searchParams.get('error')).toBe('access_denied');
       expect(location.searchParams.get('state')).toBe('xyz');
@@ -122,10 +134,14 @@ describe('authorization', () => {
     }
   });
 
-  it('answers 400 without a success_redirect', async () => {
+  it('answers the consent URL as text without redirect=true, as Unified does; success_redirect is optional', async () => {
     const response = await fetch(`${standIn.url}/unified/integration/auth/w/shopify?state=s`, { redirect: 'manual' });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ status: 400, message: expect.any(String) });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    const consentUrl = await response.text();
+    const consent = await fetch(consentUrl, { redirect: 'manual' });
+    expect(consent.status).toBe(200);
+    expect(await consent.text()).toMatch(/^Connected: conn_/);
   });
 });
 
@@ -218,7 +234,7 @@ describe('commerce items', () => {
     expect(error).toMatchObject({ kind: 'rejected', status: 400, retryable: false });
     expect(error.message).toContain(`POST /commerce/${connectionId}/item`);
     expect(error.message).toContain('400');
-    expect(error.message).toContain('name is required');
+    expect(error.message).toContain('name must not be empty');
   });
 });
 
@@ -352,18 +368,24 @@ describe('webhooks', () => {
     const subscription = {
       connection_id: connectionId,
       hook_url: 'https://svc.example/hooks/unified',
-      object_type: 'commerce_item',
-      event: 'updated',
+      object_type: 'accounting_order',
+      event: 'created',
     };
     const created = await client.createWebhook(subscription);
-    expect(created).toEqual({ id: expect.any(String), ...subscription });
+    // The provider's whole Webhook object.
+    expect(created).toMatchObject({ id: expect.any(String), ...subscription, workspace_id: 'dev-workspace', is_healthy: true });
     await client.createWebhook({ ...subscription, connection_id: other });
 
     expect(await client.listWebhooks(connectionId)).toEqual([created]);
     expect(standIn.subscriptions(connectionId)).toEqual([created]);
     expect(standIn.subscriptions()).toHaveLength(2);
 
-    expect(await failure(client.createWebhook({ ...subscription, hook_url: '' }))).toMatchObject({ kind: 'rejected', status: 400 });
+    // An object type the provider does not have (its SDK's WebhookObjectType) is refused.
+    expect(await failure(client.createWebhook({ ...subscription, object_type: 'commerce_order' }))).toMatchObject({
+      kind: 'rejected',
+      status: 400,
+    });
+    expect(contract.take()).toEqual([expect.stringContaining('object_type "commerce_order" is not a WebhookObjectType')]);
     expect(await failure(client.createWebhook({ ...subscription, connection_id: 'conn_unknown' }))).toMatchObject({ kind: 'not_found' });
     standIn.failNext(connectionId, 1, 503);
     expect(await failure(client.listWebhooks(connectionId))).toMatchObject({ kind: 'server', status: 503 });
@@ -374,5 +396,53 @@ describe('webhooks', () => {
     });
     expect(removed.status).toBe(200);
     expect(await client.listWebhooks(connectionId)).toEqual([]);
+  });
+});
+
+describe('item variants', () => {
+  it('creates variants of an item, lists them by item, updates, deletes; deleting the item takes its variants', async () => {
+    const connectionId = standIn.createConnection();
+    const item = await client.createItem(connectionId, product('v-1'));
+    const other = await client.createItem(connectionId, product('v-2'));
+    const variant = (sku: string, itemId = item.id) => ({
+      name: sku,
+      sku,
+      is_active: true,
+      metadata: [{ slug: REFERENCE_SLUG, value: `v-1/${sku}` }],
+      prices: [{ price: 9.5, currency: 'EUR' }],
+      items: [{ id: itemId }],
+    });
+    const red = await client.createItemVariant(connectionId, variant('RED'));
+    const blue = await client.createItemVariant(connectionId, variant('BLUE'));
+    await client.createItemVariant(connectionId, variant('OTHER', other.id));
+    expect(red).toMatchObject({ id: expect.any(String), ...variant('RED') });
+    expect((await client.listItemVariants(connectionId, item.id)).map((v) => v.sku).sort()).toEqual(['BLUE', 'RED']);
+
+    expect(
+      await client.updateItemVariant(connectionId, red.id, { ...variant('RED'), prices: [{ price: 11, currency: 'EUR' }] }),
+    ).toMatchObject({
+      id: red.id,
+      prices: [{ price: 11, currency: 'EUR' }],
+    });
+    await client.deleteItemVariant(connectionId, blue.id);
+    await expect(client.deleteItemVariant(connectionId, blue.id)).resolves.toBeUndefined();
+    expect((await client.listItemVariants(connectionId, item.id)).map((v) => v.id)).toEqual([red.id]);
+
+    // A variant names an existing item of the connection.
+    expect(await failure(client.createItemVariant(connectionId, variant('X', 'item_missing')))).toMatchObject({ kind: 'not_found' });
+    await client.deleteItem(connectionId, item.id);
+    expect(standIn.variants(connectionId).map((v) => v.sku)).toEqual(['OTHER']);
+  });
+
+  it("drops what the provider's item model has no field for, as the real API does", async () => {
+    const connectionId = standIn.createConnection();
+    const response = await fetch(`${standIn.url}/commerce/${connectionId}/item`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${standIn.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'With variants', variants: [{ sku: 'A' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).not.toHaveProperty('variants');
+    expect(contract.take()).toEqual([expect.stringContaining("is not the SDK's model")]);
   });
 });

@@ -1,19 +1,26 @@
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
+import { DEFAULT_WORKSPACE_SECRET, startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
 import type { Tenant } from './client.ts';
+import { unifiedContract } from './unified-contract.ts';
 
 export { startUnifiedStandIn, type UnifiedStandIn };
 
 /**
  * The provider's stand-in for the file (or the `describe`) that calls it: started before its tests, closed after them.
- * Call it before `useServiceAndTenant`, whose service is pointed at `standIn.url`.
+ * Call it before `useServiceAndTenant`, whose service is pointed at `standIn.url`. Everything it took, answered and
+ * delivered is checked against the provider's SDK (test/support/unified-contract.ts): a violation fails the file.
  */
 export function useStandIn(): UnifiedStandIn {
   let started: UnifiedStandIn | undefined;
+  const contract = unifiedContract();
   beforeAll(async () => {
-    started = await startUnifiedStandIn();
+    started = await startUnifiedStandIn({ contract: contract.check, workspaceSecret: DEFAULT_WORKSPACE_SECRET });
   });
-  afterAll(() => started?.close());
+  afterAll(async () => {
+    await started?.close();
+    console.log(`[unified contract] ${contract.checked()} exchanges checked against @unified-api/typescript-sdk`);
+    expect(contract.violations(), 'every exchange with the stand-in keeps the SDK contract').toEqual([]);
+  });
   return new Proxy({} as UnifiedStandIn, {
     get: (_target, key) => {
       if (!started) throw new Error('the stand-in starts in beforeAll: use it inside a hook or a test');

@@ -8,6 +8,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
 import type { StackInfo } from '../../stack/stack.ts';
+import { DEFAULT_WORKSPACE_SECRET } from '../../stack/unified/stand-in.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TEST_DEV_SECRET = 'commerce-ledger-test-secret-0123456789';
@@ -96,6 +97,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     LEDGER_NAMESPACE: namespace,
     TOPIC_PARTITIONS: '3',
     AUTH_DEV_SECRET: TEST_DEV_SECRET,
+    UNIFIED_WORKSPACE_SECRET: DEFAULT_WORKSPACE_SECRET,
     LOG_LEVEL: 'warn',
     STATE_DIR: stateDir,
     ...options.env,

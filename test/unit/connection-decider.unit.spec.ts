@@ -22,7 +22,7 @@ const data = { connectionId, unifiedConnectionId: 'conn-1', provider: 'shopify',
 const saved: ConnectionEvent = { type: 'ConnectionSaved', data };
 const disconnected: ConnectionEvent = { type: 'ConnectionDisconnected', data: { connectionId } };
 const authFailed: ConnectionEvent = { type: 'ConnectionAuthFailed', data: { connectionId, reason: 'revoked' } };
-const subscription = { connectionId, subscriptionId: 'sub-1', objectType: 'commerce_order', event: 'created' };
+const subscription = { connectionId, subscriptionId: 'sub-1', objectType: 'accounting_order', event: 'created' };
 const subscribed: ConnectionEvent = { type: 'ConnectionWebhookSubscribed', data: subscription };
 
 const save: WithoutMetadata<ConnectionCommand> = { type: 'SaveConnection', data };

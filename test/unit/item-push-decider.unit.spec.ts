@@ -20,7 +20,7 @@ const target = { itemPushId: itemPushIdOf('c1', 'p1'), connectionId: 'c1', produ
 
 const pushed = (remoteId: string | null, created = false): WithoutMetadata<ItemPushCommand> => ({
   type: 'RecordItemPushed',
-  data: { ...target, remoteId, created },
+  data: { ...target, remoteId, created, variants: [] },
 });
 const failed = (retryable: boolean, retryAfterMs: number | null = null, jitter = 0.5): WithoutMetadata<ItemPushCommand> => ({
   type: 'RecordItemPushFailed',
@@ -38,7 +38,7 @@ describe('item push decider', () => {
   it('records a push with its remote id as the first attempt', () => {
     given()
       .when(pushed('item_1', true))
-      .then([{ type: 'ItemPushed', data: { ...target, remoteId: 'item_1', created: true, attempt: 1 } }]);
+      .then([{ type: 'ItemPushed', data: { ...target, remoteId: 'item_1', created: true, attempt: 1, variants: [] } }]);
   });
 
   it('counts attempts across failures and schedules the next one with backoff from the command time', () => {
