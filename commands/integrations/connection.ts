@@ -33,11 +33,22 @@ export type ConnectionWebhookSubscribed = Event<
   { connectionId: string; subscriptionId: string; objectType: string; event: string }
 >;
 
+/** The provider refused a subscription the connection needs (a 4xx other than auth): shown on the connection, retried. */
+export type ConnectionWebhookRefused = Event<
+  'ConnectionWebhookRefused',
+  { connectionId: string; objectType: string; event: string; reason: string; httpStatus: number | null }
+>;
+
 /** `locationId`: the stock location mapped orders of this connection reserve at; null for none. */
 export type ConnectionDefaultLocationSet = Event<'ConnectionDefaultLocationSet', { connectionId: string; locationId: string | null }>;
 
 export type ConnectionEvent =
-  ConnectionSaved | ConnectionDisconnected | ConnectionAuthFailed | ConnectionWebhookSubscribed | ConnectionDefaultLocationSet;
+  | ConnectionSaved
+  | ConnectionDisconnected
+  | ConnectionAuthFailed
+  | ConnectionWebhookSubscribed
+  | ConnectionWebhookRefused
+  | ConnectionDefaultLocationSet;
 
 // ── State ───────────────────────────────────────────────────────────────────
 /** `defaultLocationId`: absent in states restored from before it existed, which means none. */
@@ -49,6 +60,8 @@ export type Connection =
       unifiedConnectionId: string;
       subscriptionIds: string[];
       defaultLocationId?: string | null;
+      /** The last refusal of a subscription, until one succeeds (absent in states from before it existed). */
+      webhookRefusal?: string | null;
     };
 
 export const initialState = (): Connection => ({ status: 'Empty' });
@@ -71,7 +84,11 @@ export const evolve = (state: Connection, event: ConnectionEvent): Connection =>
     case 'ConnectionAuthFailed':
       return withStatus(state, 'AUTH_FAILED');
     case 'ConnectionWebhookSubscribed':
-      return state.status === 'Saved' ? { ...state, subscriptionIds: [...state.subscriptionIds, event.data.subscriptionId] } : state;
+      return state.status === 'Saved'
+        ? { ...state, subscriptionIds: [...state.subscriptionIds, event.data.subscriptionId], webhookRefusal: null }
+        : state;
+    case 'ConnectionWebhookRefused':
+      return state.status === 'Saved' ? { ...state, webhookRefusal: refusalOf(event.data) } : state;
     case 'ConnectionDefaultLocationSet':
       return state.status === 'Saved' ? { ...state, defaultLocationId: event.data.locationId } : state;
     default: {
@@ -80,6 +97,8 @@ export const evolve = (state: Connection, event: ConnectionEvent): Connection =>
     }
   }
 };
+
+const refusalOf = ({ objectType, event, reason }: ConnectionWebhookRefused['data']): string => `${objectType}:${event}: ${reason}`;
 
 // ── Commands ────────────────────────────────────────────────────────────────
 export type SaveConnection = Command<'SaveConnection', ConnectionSaved['data']>;
@@ -90,11 +109,18 @@ export type RecordWebhookSubscription = Command<
   { connectionId: string; subscriptionId: string; objectType: string; event: string }
 >;
 
+export type RecordWebhookRefused = Command<'RecordWebhookRefused', ConnectionWebhookRefused['data']>;
+
 /** The tenant's choice of fulfilment location for the connection's mapped orders (the edge checks the location exists). */
 export type SetConnectionDefaultLocation = Command<'SetConnectionDefaultLocation', ConnectionDefaultLocationSet['data']>;
 
 export type ConnectionCommand =
-  SaveConnection | DisconnectConnection | MarkConnectionAuthFailed | RecordWebhookSubscription | SetConnectionDefaultLocation;
+  | SaveConnection
+  | DisconnectConnection
+  | MarkConnectionAuthFailed
+  | RecordWebhookSubscription
+  | RecordWebhookRefused
+  | SetConnectionDefaultLocation;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const saved = (state: Connection, connectionId: string): Extract<Connection, { status: 'Saved' }> => {
@@ -117,6 +143,10 @@ const markAuthFailed = ({ data }: MarkConnectionAuthFailed, state: Connection): 
 const recordSubscription = ({ data }: RecordWebhookSubscription, state: Connection): ConnectionEvent[] =>
   saved(state, data.connectionId).subscriptionIds.includes(data.subscriptionId) ? [] : [{ type: 'ConnectionWebhookSubscribed', data }];
 
+/** A refusal is recorded when it says something new: the worker's retries of the same refusal record nothing. */
+const recordRefusal = ({ data }: RecordWebhookRefused, state: Connection): ConnectionEvent[] =>
+  (saved(state, data.connectionId).webhookRefusal ?? null) === refusalOf(data) ? [] : [{ type: 'ConnectionWebhookRefused', data }];
+
 /** Settable in any status (a disconnected connection keeps its settings for when it comes back); the same value again changes nothing. */
 const setDefaultLocation = ({ data }: SetConnectionDefaultLocation, state: Connection): ConnectionEvent[] => {
   const current = saved(state, data.connectionId).defaultLocationId ?? null;
@@ -136,6 +166,8 @@ export const decide = (command: ConnectionCommand, state: Connection): Connectio
       return markAuthFailed(command, state);
     case 'RecordWebhookSubscription':
       return recordSubscription(command, state);
+    case 'RecordWebhookRefused':
+      return recordRefusal(command, state);
     case 'SetConnectionDefaultLocation':
       return setDefaultLocation(command, state);
     default: {
@@ -160,6 +192,7 @@ export const connectionAggregate = defineAggregate({
       'ConnectionDisconnected',
       'ConnectionAuthFailed',
       'ConnectionWebhookSubscribed',
+      'ConnectionWebhookRefused',
       'ConnectionDefaultLocationSet',
     ],
   },

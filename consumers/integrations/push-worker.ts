@@ -37,6 +37,7 @@ const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
 /** Without news from the queue's projections; their progress wakes the worker at once. */
 const IDLE_POLL_MS = 2_000;
 const WEBHOOK_RETRY_MS = 10_000;
+const WEBHOOK_RETRY_MAX_MS = 60 * 60_000;
 const WEBHOOK_RECHECK_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -68,7 +69,8 @@ class PushWorker implements Part {
   /** Outcomes being reported to the ledger. */
   private readonly reporting = new Set<Promise<void>>();
   private readonly pausedUntil = new Map<string, number>();
-  private readonly webhookTriedAt = new Map<string, number>();
+  /** Subscription attempts per connection since its last success, and when the next may be made. */
+  private readonly webhookTries = new Map<string, { attempts: number; nextAt: number }>();
   private readonly log;
   private readonly throttled;
 
@@ -295,29 +297,47 @@ class PushWorker implements Part {
     const wanted = ORDER_WEBHOOKS.map((w) => `${w.object_type}:${w.event}`);
     const now = Date.now();
     for (const connection of await connectionsNeedingWebhooks(this.deps.db, wanted)) {
-      if (now - (this.webhookTriedAt.get(connection.id) ?? 0) < WEBHOOK_RETRY_MS) continue;
-      this.webhookTriedAt.set(connection.id, now);
+      const tried = this.webhookTries.get(connection.id);
+      if (tried && now < tried.nextAt) continue;
+      const attempts = (tried?.attempts ?? 0) + 1;
+      // Backs off from WEBHOOK_RETRY_MS, doubling to an hour: a refusal that lasts is not asked again every few seconds.
+      this.webhookTries.set(connection.id, {
+        attempts,
+        nextAt: now + Math.min(WEBHOOK_RETRY_MS * 2 ** (attempts - 1), WEBHOOK_RETRY_MAX_MS),
+      });
+      let hook: (typeof ORDER_WEBHOOKS)[number] | undefined;
       try {
         const existing = await provider.listWebhooks(connection.unified_connection_id);
-        for (const hook of ORDER_WEBHOOKS) {
+        for (hook of ORDER_WEBHOOKS) {
           if (connection.subscribed.includes(`${hook.object_type}:${hook.event}`)) continue;
-          const same = existing.find(
-            (e) => e.hook_url === this.options.hookUrl && e.object_type === hook.object_type && e.event === hook.event,
-          );
+          const { object_type: objectType, event } = hook;
+          const same = existing.find((e) => e.hook_url === this.options.hookUrl && e.object_type === objectType && e.event === event);
           const subscription =
             same ??
             (await provider.createWebhook({ connection_id: connection.unified_connection_id, hook_url: this.options.hookUrl, ...hook }));
           await this.send(connection, connectionAggregate, {
             type: 'RecordWebhookSubscription',
-            data: { connectionId: connection.id, subscriptionId: subscription.id, objectType: hook.object_type, event: hook.event },
+            data: { connectionId: connection.id, subscriptionId: subscription.id, objectType, event },
           });
         }
-        this.webhookTriedAt.delete(connection.id);
+        this.webhookTries.delete(connection.id);
       } catch (error) {
         if (error instanceof ProviderError && (error.kind === 'auth' || error.kind === 'not_found')) {
           await this.send(connection, connectionAggregate, {
             type: 'MarkConnectionAuthFailed',
             data: { connectionId: connection.id, reason: error.message },
+          });
+        } else if (error instanceof ProviderError && error.kind === 'rejected' && hook) {
+          // Refused for good as asked (a 4xx): shown on the connection until a later try succeeds.
+          await this.send(connection, connectionAggregate, {
+            type: 'RecordWebhookRefused',
+            data: {
+              connectionId: connection.id,
+              objectType: hook.object_type,
+              event: hook.event,
+              reason: error.message,
+              httpStatus: error.status ?? null,
+            },
           });
         } else {
           this.throttled.write('warn', 'webhook-subscribe', { err: errorField(error) }, 'webhook subscription failed; trying again');

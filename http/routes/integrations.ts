@@ -76,6 +76,10 @@ export const connection = z
     status: z.enum(['ACTIVE', 'DISCONNECTED', 'AUTH_FAILED']),
     status_reason: z.string().nullable().describe('Why the connection is AUTH_FAILED, as the provider said it'),
     default_location_id: uuid.nullable().describe("The stock location the connection's mapped orders reserve at (null: none)"),
+    webhook_problem: z
+      .string()
+      .nullable()
+      .describe("Why the provider refused to subscribe the connection to the platform's order events (retried with backoff); null: none"),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -116,6 +120,7 @@ export const toConnection = (row: ConnectionRow): z.infer<typeof connection> => 
   status: row.status,
   status_reason: row.status_reason,
   default_location_id: row.default_location_id,
+  webhook_problem: row.webhook_problem ?? null,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),
 });

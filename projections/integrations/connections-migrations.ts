@@ -27,4 +27,12 @@ export const connectionsMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    name: '003-webhook-problem',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).alterTable('connections', (t) => {
+        t.text('webhook_problem');
+      });
+    },
+  },
 ];

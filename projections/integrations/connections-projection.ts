@@ -35,7 +35,15 @@ const handlers: EventHandlers<ConnectionEvent> = {
       .update({ status: 'AUTH_FAILED', status_reason: event.data.reason, updated_at: at(event) }),
   // Background bookkeeping, not a change the user made: updated_at stays.
   ConnectionWebhookSubscribed: (event, { table }) =>
-    table('connections').where({ id: event.data.connectionId }).update({ webhook_subscription_id: event.data.subscriptionId }),
+    table('connections')
+      .where({ id: event.data.connectionId })
+      .update({ webhook_subscription_id: event.data.subscriptionId, webhook_problem: null }),
+  ConnectionWebhookRefused: (event, { table }) => {
+    const { objectType, event: kind, reason } = event.data;
+    return table('connections')
+      .where({ id: event.data.connectionId })
+      .update({ webhook_problem: `the provider refused the ${objectType} ${kind} subscription: ${reason}` });
+  },
   ConnectionDefaultLocationSet: (event, { table }) =>
     table('connections')
       .where({ id: event.data.connectionId })

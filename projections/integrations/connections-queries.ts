@@ -16,6 +16,7 @@ export type ConnectionRow = {
   status: ConnectionStatus;
   status_reason: string | null;
   webhook_subscription_id: string | null;
+  webhook_problem: string | null;
   /** Where the connection's mapped orders reserve stock (null: none). */
   default_location_id: string | null;
   created_at: Date;

@@ -164,6 +164,8 @@ async function initialSync(event: RecordedEvent, ctx: ProjectionContext, connect
 const connectionEvents: EventHandlers<ConnectionEvent> = {
   // The order mapping's setting: nothing the push needs.
   ConnectionDefaultLocationSet: async () => undefined,
+  // Shown on the connection (its read model); the worker's retry needs nothing from here.
+  ConnectionWebhookRefused: async () => undefined,
   ConnectionSaved: async (event, ctx) => {
     const { connectionId, unifiedConnectionId } = event.data;
     const row = { id: connectionId, ...owner(event), unified_connection_id: unifiedConnectionId, status: 'ACTIVE', status_reason: null };

@@ -84,13 +84,21 @@ export interface UnifiedStandIn {
   /** Every call of the connection answers `status` until `restore`. */
   revoke(connectionId: string, status?: RevokedStatus): void;
   restore(connectionId: string): void;
+  /** The next `count` subscriptions of the connection are refused with `status` (a platform without such webhooks). */
+  refuseSubscriptions(connectionId: string, count: number, status?: number): void;
   /** The next item create is stored, then its socket is destroyed without an answer. */
   loseNextCreateResponse(connectionId: string): void;
   clearFaults(): void;
 }
 
 type QueuedFault = { status: number; retryAfterSeconds?: number };
-type Faults = { queue: QueuedFault[]; delayMs: number; revoked?: RevokedStatus; loseCreates: number };
+type Faults = {
+  queue: QueuedFault[];
+  delayMs: number;
+  revoked?: RevokedStatus;
+  loseCreates: number;
+  refusedSubscriptions: QueuedFault[];
+};
 
 type Answer = { status: number; body?: unknown; text?: string; headers?: Record<string, string>; lose?: boolean };
 
@@ -133,7 +141,7 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
   const faultsOf = (connectionId: string): Faults => {
     let found = faults.get(connectionId);
     if (!found) {
-      found = { queue: [], delayMs: 0, loseCreates: 0 };
+      found = { queue: [], delayMs: 0, loseCreates: 0, refusedSubscriptions: [] };
       faults.set(connectionId, found);
     }
     return found;
@@ -317,6 +325,8 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       if (typeof body.event !== 'string' || !(WEBHOOK_EVENTS as readonly string[]).includes(body.event)) {
         throw new HttpError(400, `event ${JSON.stringify(body.event)} must be one of ${WEBHOOK_EVENTS.join(', ')}`);
       }
+      const refusal = faults.get(connectionId)?.refusedSubscriptions.shift();
+      if (refusal) throw new HttpError(refusal.status, `Webhooks for ${body.object_type} are not supported by this integration`);
       const connection = connections.get(connectionId)!;
       const now = new Date().toISOString();
       const subscription: StoredWebhook = {
@@ -557,6 +567,9 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
     },
     restore(connectionId) {
       faultsOf(connectionId).revoked = undefined;
+    },
+    refuseSubscriptions(connectionId, count, status = 400) {
+      for (let i = 0; i < count; i++) faultsOf(connectionId).refusedSubscriptions.push({ status });
     },
     loseNextCreateResponse(connectionId) {
       faultsOf(connectionId).loseCreates++;

@@ -40,6 +40,14 @@ const authUrl = async (who: Tenant, query = ''): Promise<URL> => {
   expect(Object.keys(response.body)).toEqual(['auth_url']);
   return new URL(response.body.auth_url);
 };
+/** A browser following the auth URL: the provider redirects to the platform's consent, which redirects back to us. */
+async function followAuthUrl(url: URL): Promise<URL> {
+  const atProvider = await fetch(url, { redirect: 'manual' });
+  expect(atProvider.status).toBe(302);
+  const consent = await fetch(atProvider.headers.get('location') ?? '', { redirect: 'manual' });
+  expect(consent.status).toBe(302);
+  return new URL(consent.headers.get('location') ?? '');
+}
 const returnFromProvider = (search: string) => send(ctx.service.baseUrl, 'GET', `${RETURN_PATH}${search}`);
 
 describe('the authorization URL', () => {
@@ -90,9 +98,7 @@ describe('the authorization URL', () => {
 describe("the browser's return from the provider", () => {
   it('following the auth URL lands on our return route with the connection id and the state, which saves the connection', async () => {
     const url = await authUrl(ctx.tenant, '?integration_type=shopify');
-    const redirect = await fetch(url, { redirect: 'manual' });
-    expect(redirect.status).toBe(302);
-    const location = new URL(redirect.headers.get('location') ?? '');
+    const location = await followAuthUrl(url);
     expect(`${location.origin}${location.pathname}`).toBe(`${PUBLIC_BASE_URL}${RETURN_PATH}`);
     const id = location.searchParams.get('id') ?? '';
     expect(standIn.connection(id)).toMatchObject({ integration_type: 'shopify', workspace_id: WORKSPACE });
@@ -110,6 +116,7 @@ describe("the browser's return from the provider", () => {
         status: 'ACTIVE',
         status_reason: null,
         default_location_id: null,
+        webhook_problem: null,
         created_at: expect.any(String),
         updated_at: expect.any(String),
       },
@@ -128,9 +135,7 @@ describe("the browser's return from the provider", () => {
     standIn.failAuth(true);
     let failure: URL;
     try {
-      const redirect = await fetch(url, { redirect: 'manual' });
-      expect(redirect.status).toBe(302);
-      failure = new URL(redirect.headers.get('location') ?? '');
+      failure = await followAuthUrl(url);
     } finally {
       standIn.failAuth(false);
     }
@@ -170,6 +175,7 @@ describe('the callback', () => {
       status: 'ACTIVE',
       status_reason: null,
       default_location_id: null,
+      webhook_problem: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -337,7 +337,12 @@ describe('the OpenAPI document', () => {
     const receiver = document.paths['/unified/webhook'].post;
     expect(receiver.security).toEqual([]);
     expect(receiver.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`)).toContain('header:x-unified-signature');
-    expect(receiver.requestBody.content['application/json'].schema.required.sort()).toEqual(['connection_id', 'data', 'event']);
+    // The spec's envelope, or Unified's native delivery.
+    const bodies = receiver.requestBody.content['application/json'].schema.anyOf as { required: string[] }[];
+    expect(bodies.map((b) => [...b.required].sort())).toEqual([
+      ['connection_id', 'data', 'event'],
+      ['data', 'nonce', 'sig256', 'webhook'],
+    ]);
     expect(Object.keys(receiver.responses).sort()).toEqual(['200', '400', '401', '409', '413', '415', '503']);
     expect(Object.keys(document.paths['/api/v1/integrations/webhook-secret'])).toEqual(['get']);
     expect(Object.keys(document.paths['/api/v1/integrations/webhook-secret/rotate'])).toEqual(['post']);
