@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import {
+  noticeSecretOf,
   webhookSecretAggregate,
   webhookSecretDecider,
   webhookSecretIdOf,
@@ -43,6 +45,29 @@ describe('webhookSecretOf', () => {
       webhookSecretOf(KEY, ORG, TENANT, 0),
       webhookSecretOf(KEY, TENANT, TENANT, 0),
       webhookSecretOf('j'.repeat(32), TENANT, ORG, 0),
+    ];
+    expect(new Set([secret, ...others]).size).toBe(5);
+  });
+});
+
+describe('noticeSecretOf', () => {
+  it('is a Standard Webhooks secret: whsec_ and the base64 of 32 bytes, HMAC-SHA256 of "notices:<tenant>/<org>/<version>"', () => {
+    const secret = noticeSecretOf(KEY, TENANT, ORG, 0);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(secret).toBe(`whsec_${createHmac('sha256', KEY).update(`notices:${TENANT}/${ORG}/0`).digest('base64')}`);
+    expect(() => new Webhook(secret)).not.toThrow();
+  });
+
+  it('is a key of its own: not the inbound secret in another spelling, and different by version, tenant, org and key', () => {
+    const secret = noticeSecretOf(KEY, TENANT, ORG, 0);
+    const bytes = (whsec: string) => Buffer.from(whsec.slice('whsec_'.length), 'base64').toString('hex');
+    expect(bytes(secret)).not.toBe(webhookSecretOf(KEY, TENANT, ORG, 0));
+    expect(noticeSecretOf(KEY, TENANT, ORG, 0)).toBe(secret);
+    const others = [
+      noticeSecretOf(KEY, TENANT, ORG, 1),
+      noticeSecretOf(KEY, ORG, TENANT, 0),
+      noticeSecretOf(KEY, TENANT, TENANT, 0),
+      noticeSecretOf('j'.repeat(32), TENANT, ORG, 0),
     ];
     expect(new Set([secret, ...others]).size).toBe(5);
   });
