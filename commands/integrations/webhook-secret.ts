@@ -20,6 +20,14 @@ export const webhookSecretIdOf = (tenantId: string, orgId: string): string => uu
 export const webhookSecretOf = (key: string, tenantId: string, orgId: string, version: number): string =>
   createHmac('sha256', key).update(`${tenantId}/${orgId}/${version}`).digest('hex');
 
+/**
+ * The same version's Standard Webhooks secret for the notices we send: `whsec_` + base64 of
+ * `HMAC-SHA256(key, "notices:<tenantId>/<orgId>/<version>")` (32 bytes). A key of its own, so the platform that holds
+ * the inbound secret cannot sign notices to the tenant; it rotates with it (docs/decisions.md, "Export completion notices").
+ */
+export const noticeSecretOf = (key: string, tenantId: string, orgId: string, version: number): string =>
+  `whsec_${createHmac('sha256', key).update(`notices:${tenantId}/${orgId}/${version}`).digest('base64')}`;
+
 // ── Events ──────────────────────────────────────────────────────────────────
 export type WebhookSecretRotated = Event<
   'WebhookSecretRotated',

@@ -1,21 +1,21 @@
 import { catalogExportAggregate, type NoticeChannel } from '../../commands/export/catalog-export.ts';
-import { webhookSecretOf } from '../../commands/integrations/webhook-secret.ts';
+import { noticeSecretOf } from '../../commands/integrations/webhook-secret.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import type { PartSignals } from '../../ledger/supervisor.ts';
 import { exportProjection } from '../../projections/export/export-projection.ts';
 import { noticesOwed, type WorkerExportRow } from '../../projections/export/export-queries.ts';
-import { findWebhookSecret } from '../../projections/integrations/webhook-secrets-queries.ts';
+import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
 import { sendEmailNotice } from '../notices/email-notice.ts';
 import { exportNotice, noticeBody, type ExportNotice } from '../notices/export-notice.ts';
 import type { NoticeOutcome } from '../notices/notice-delivery.ts';
-import { sendWebhookNotice } from '../notices/webhook-notice.ts';
+import { sendWebhookNotice, type NoticeSecrets } from '../notices/webhook-notice.ts';
 import { QueueWorker } from '../queue-worker.ts';
 import { sendAs } from '../send-as.ts';
 
 export type ExportNotifierOptions = {
   store: () => ObjectStore;
-  /** The key every tenant's webhook secret derives from (WEBHOOK_SECRET_KEY or the development key). */
+  /** The key every tenant's webhook and notice secrets derive from (WEBHOOK_SECRET_KEY or the development key). */
   webhookSecretKey: string;
   smtpUrl: string | undefined;
   /** NOTICE_ALLOW_PRIVATE_NETWORKS: webhooks may reach loopback and private addresses. */
@@ -110,11 +110,14 @@ class ExportNotifier extends QueueWorker<Owed> {
   }
 
   private async webhook(row: Owed, notice: ExportNotice): Promise<NoticeOutcome> {
-    const version = (await findWebhookSecret(this.deps.db, { tenantId: row.tenant_id, orgId: row.org_id }))?.version ?? 0;
-    const secret = webhookSecretOf(this.options.webhookSecretKey, row.tenant_id, row.org_id, version);
+    const found = await findWebhookSecret(this.deps.db, { tenantId: row.tenant_id, orgId: row.org_id });
+    const { current, previous } = versionsInForce(found, Date.now());
+    const secretOf = (version: number) => noticeSecretOf(this.options.webhookSecretKey, row.tenant_id, row.org_id, version);
+    // During a rotation's grace both sign, so a receiver that still holds the previous secret verifies the notice too.
+    const secrets: NoticeSecrets = previous ? [secretOf(current), secretOf(previous.version)] : [secretOf(current)];
     const url = row.notify_webhook_url as string;
     const { allowPrivateNetworks } = this.options;
-    return sendWebhookNotice({ url, secret, body: noticeBody(notice), id: notice.id, signal: this.abort.signal, allowPrivateNetworks });
+    return sendWebhookNotice({ url, secrets, body: noticeBody(notice), id: notice.id, signal: this.abort.signal, allowPrivateNetworks });
   }
 
   private email(row: Owed, notice: ExportNotice): Promise<NoticeOutcome> {

@@ -2,15 +2,15 @@ import { isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { isPrivateAddress, publicOnlyLookup } from './public-address.ts';
 import { backoffDelayMs, defaultBackoff, messageOf, pause, type Backoff, type NoticeOutcome } from './notice-delivery.ts';
-import { webhookNoticeHeaders } from './webhook-signature.ts';
+import { webhookNoticeHeaders, type NoticeSecrets } from './webhook-signature.ts';
 
-export { verifyWebhookNotice, webhookHeaderNames, webhookSignature, type ReceivedHeaders } from './webhook-signature.ts';
+export { webhookSignature, type NoticeSecrets } from './webhook-signature.ts';
 export type { NoticeOutcome } from './notice-delivery.ts';
 
 export type WebhookNotice = {
   url: string;
-  /** The tenant's secret: the HMAC key (its UTF-8 bytes). */
-  secret: string;
+  /** The tenant's `whsec_` notice secrets: the current one, then the previous one while its grace lasts. */
+  secrets: NoticeSecrets;
   /** The JSON text to send, exactly as signed (`noticeBody(notice)`). */
   body: string;
   /** The notice's id (the export's): the same on every attempt, so the receiver can dedupe. */
@@ -76,7 +76,7 @@ async function attempt(notice: WebhookNotice, fetchImpl: typeof fetch): Promise<
   try {
     const response = await fetchImpl(notice.url, {
       method: 'POST',
-      headers: { ...webhookNoticeHeaders(notice.secret, notice.id, notice.body, timestamp), 'user-agent': 'commerce-ledger-notices/1' },
+      headers: { ...webhookNoticeHeaders(notice.secrets, notice.id, notice.body, timestamp), 'user-agent': 'commerce-ledger-notices/1' },
       body: notice.body,
       // A redirect is not followed: the receiver configured this URL, and following could send the notice anywhere.
       redirect: 'manual',

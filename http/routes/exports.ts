@@ -66,8 +66,12 @@ const settings = z
       .max(2_000)
       .refine((url) => webhookUrlProblem(url) === undefined, { message: 'must be an absolute http(s) URL without credentials' })
       .nullable()
-      .describe('POSTed a signed notice when an export ends (see docs/decisions.md, "Export completion notices"); null: none'),
-    email: z.email().max(320).nullable().describe('Mailed a notice when an export ends; null: none'),
+      .default(null)
+      .describe(
+        'POSTed a notice signed by Standard Webhooks when an export ends (see docs/decisions.md, "Export completion notices"); ' +
+          'null or absent: none',
+      ),
+    email: z.email().max(320).nullable().default(null).describe('Mailed a notice when an export ends; null or absent: none'),
   })
   .strict()
   .meta({ id: 'ExportNotificationSettings' });
@@ -186,8 +190,10 @@ export default async function exportRoutes(fastify: FastifyInstance): Promise<vo
   app.put('/export/notification', {
     schema: {
       tags,
-      summary:
-        'Set where export completion notices go: a webhook (signed with the tenant’s webhook secret), an email address, both or neither',
+      summary: 'Set where export completion notices go: a webhook, an email address, both or neither',
+      description:
+        'Replaces both settings: a field left out, like `null`, means none. Webhook notices follow Standard Webhooks, signed with ' +
+        'the `notice_secret` of `GET /api/v1/integrations/webhook-secret`.',
       headers: standardHeaders,
       body: settings,
       response: { 200: settings, ...errorResponses },

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import {
   DEVELOPMENT_WEBHOOK_SECRET_KEY,
+  noticeSecretOf,
   webhookSecretAggregate,
   webhookSecretIdOf,
   webhookSecretOf,
@@ -12,12 +13,14 @@ import {
 import type { Config } from '../../ledger/config.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
-import { findWebhookSecret } from '../../projections/integrations/webhook-secrets-queries.ts';
+import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
 import { errorResponses, standardHeaders, timestamp } from '../schemas.ts';
 
 /** A tenant and org's secrets as of `now`: the current one, and the previous one while its grace lasts. */
 export type WebhookSecrets = {
   current: { secret: string; version: number };
+  /** The current version's `whsec_` secret that export notices are signed with. */
+  noticeSecret: string;
   previous: { secret: string; version: number; validUntil: Date } | null;
   rotatedAt: Date | null;
   /** The previous version's end of grace as recorded, even once passed (null: never rotated). */
@@ -46,14 +49,12 @@ export const webhookSecretsPlugin = fp(
     app.decorate('webhookSecrets', {
       of: async (db: Knex, scope: Scope, now = Date.now()): Promise<WebhookSecrets> => {
         const row = await findWebhookSecret(db, scope);
-        const version = row?.version ?? 0;
+        const { current, previous } = versionsInForce(row, now);
         const secretOf = (v: number) => webhookSecretOf(key, scope.tenantId, scope.orgId, v);
-        const inGrace = row !== undefined && row.previous_valid_until.getTime() > now;
         return {
-          current: { secret: secretOf(version), version },
-          previous: inGrace
-            ? { secret: secretOf(row.previous_version), version: row.previous_version, validUntil: row.previous_valid_until }
-            : null,
+          current: { secret: secretOf(current), version: current },
+          noticeSecret: noticeSecretOf(key, scope.tenantId, scope.orgId, current),
+          previous: previous ? { ...previous, secret: secretOf(previous.version) } : null,
           rotatedAt: row?.rotated_at ?? null,
           previousValidUntil: row?.previous_valid_until ?? null,
         };
@@ -68,6 +69,12 @@ export const webhookSecretsPlugin = fp(
 const secretBody = z
   .object({
     secret: z.string().describe('64 hex characters: sign each raw webhook body with HMAC-SHA256 keyed with this text'),
+    notice_secret: z
+      .string()
+      .describe(
+        'The Standard Webhooks secret (`whsec_` + base64) that verifies the export notices we send (webhook-signature); ' +
+          'it rotates with `secret`',
+      ),
     version: z.number().int().describe('0 until the first rotation'),
     rotated_at: timestamp.nullable().describe('When the current secret replaced the previous one (null: never rotated)'),
     previous_valid_until: timestamp
@@ -78,6 +85,7 @@ const secretBody = z
 
 const toBody = (secrets: WebhookSecrets): z.infer<typeof secretBody> => ({
   secret: secrets.current.secret,
+  notice_secret: secrets.noticeSecret,
   version: secrets.current.version,
   rotated_at: secrets.rotatedAt?.toISOString() ?? null,
   previous_valid_until: secrets.previousValidUntil?.toISOString() ?? null,
@@ -93,10 +101,11 @@ export default async function webhookSecretRoutes(fastify: FastifyInstance): Pro
   app.get('/webhook-secret', {
     schema: {
       tags,
-      summary: "The organization's secret for signing inbound webhooks (X-Unified-Signature)",
+      summary: "The organization's webhook secrets: inbound webhooks (X-Unified-Signature) and the notices we send",
       description:
-        'Give it to the platform (or the connection provider) that sends `POST /unified/webhook` for your connections. ' +
-        'Only your secret verifies events for your connections.',
+        'Give `secret` to the platform (or the connection provider) that sends `POST /unified/webhook` for your connections: ' +
+        'only your secret verifies events for your connections. Give `notice_secret` to the receiver of your export notices: ' +
+        'they are signed by Standard Webhooks, and its libraries (standardwebhooks, svix) verify them with it.',
       headers: standardHeaders,
       response: { 200: secretBody, ...errorResponses },
     },
@@ -106,10 +115,10 @@ export default async function webhookSecretRoutes(fastify: FastifyInstance): Pro
   app.post('/webhook-secret/rotate', {
     schema: {
       tags,
-      summary: 'Replace the webhook secret; the previous one is still accepted for the grace period',
+      summary: 'Replace the webhook secrets; the previous ones still work for the grace period',
       description:
-        'Answers the new secret. The one it replaces keeps verifying until `previous_valid_until` (WEBHOOK_SECRET_GRACE_MS, ' +
-        'default 24 h); any older one stops at once.',
+        'Answers the new secrets. The ones they replace keep working until `previous_valid_until` (WEBHOOK_SECRET_GRACE_MS, ' +
+        'default 24 h): inbound webhooks signed with either verify, and notices carry a signature by each; any older one stops at once.',
       headers: standardHeaders,
       response: { 200: secretBody, ...errorResponses },
     },

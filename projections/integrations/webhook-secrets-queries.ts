@@ -18,3 +18,14 @@ export type WebhookSecretRow = {
 /** The tenant and org's secret versions; undefined while it was never rotated (version 0). */
 export const findWebhookSecret = (db: Knex, { tenantId, orgId }: Scope): Promise<WebhookSecretRow | undefined> =>
   db(`${schema}.webhook_secrets`).where({ tenant_id: tenantId, org_id: orgId }).first();
+
+export type VersionsInForce = { current: number; previous: { version: number; validUntil: Date } | null };
+
+/** The versions that sign and verify as of `now`: the current one, and the previous one while its grace lasts. */
+export function versionsInForce(row: WebhookSecretRow | undefined, now: number): VersionsInForce {
+  const inGrace = row !== undefined && row.previous_valid_until.getTime() > now;
+  return {
+    current: row?.version ?? 0,
+    previous: inGrace ? { version: row.previous_version, validUntil: row.previous_valid_until } : null,
+  };
+}

@@ -4,12 +4,11 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogExportAggregate } from '../../commands/export/catalog-export.ts';
-import { verifyWebhookNotice } from '../../consumers/notices/webhook-notice.ts';
 import { jobEnd, submitJob } from '../support/bulk.ts';
 import type { Tenant } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
 import { downloadExport, exportEnd, listExports, requestExport, type ExportRecord } from '../support/exports.ts';
-import { plainText, startHookReceiver, startMailReceiver } from '../support/notice-receivers.ts';
+import { plainText, standardWebhookVerifies as verifies, startHookReceiver, startMailReceiver } from '../support/notice-receivers.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 let hooks: Awaited<ReturnType<typeof startHookReceiver>>;
@@ -36,8 +35,12 @@ const importProducts = async (tenant: Tenant, n: number) => {
   expect((await jobEnd(tenant, (await submitJob(tenant, 'BULK_IMPORT', items)).body.id)).job.status).toBe('COMPLETED');
 };
 
-const configure = (tenant: Tenant, body: { webhook_url: string | null; email: string | null }) =>
+const configure = (tenant: Tenant, body: { webhook_url?: string | null; email?: string | null }) =>
   tenant.request('PUT', '/api/v1/pim/export/notification', body);
+
+type WebhookSecretBody = { secret: string; notice_secret: string; version: number };
+const noticeSecret = async (tenant: Tenant) =>
+  (await tenant.request<WebhookSecretBody>('GET', '/api/v1/integrations/webhook-secret')).body.notice_secret;
 
 const hooksFor = (exportId: string) => hooks.received.filter((hook) => JSON.parse(hook.body).id === exportId);
 
@@ -51,26 +54,57 @@ async function noticesRecorded(tenant: Tenant, exportId: string, count: number):
 }
 
 describe('export completion notices', () => {
-  it('sets, reads and validates where notices go', async () => {
+  it('sets, reads and validates where notices go; an absent field, like null, means none', async () => {
     const tenant = await ctx.newTenant();
     expect((await tenant.request('GET', '/api/v1/pim/export/notification')).body).toEqual({ webhook_url: null, email: null });
     const body = { webhook_url: 'https://hooks.example.com/exports', email: 'ops@example.com' };
     expect((await configure(tenant, body)).body).toEqual(body);
     expect((await tenant.request('GET', '/api/v1/pim/export/notification')).body).toEqual(body);
+    for (const [partial, stored] of [
+      [{ webhook_url: body.webhook_url }, { webhook_url: body.webhook_url, email: null }],
+      [{ email: body.email }, { webhook_url: null, email: body.email }],
+      [{ webhook_url: null }, { webhook_url: null, email: null }],
+      [body, body],
+      [{}, { webhook_url: null, email: null }],
+    ] as const) {
+      const put = await configure(tenant, partial);
+      expect(put.status, JSON.stringify(partial)).toBe(200);
+      expect(put.body, JSON.stringify(partial)).toEqual(stored);
+      expect((await tenant.request('GET', '/api/v1/pim/export/notification')).body, JSON.stringify(partial)).toEqual(stored);
+    }
     for (const bad of [
       { webhook_url: 'ftp://hooks.example.com/x', email: null },
       { webhook_url: 'not a url', email: null },
       { webhook_url: 'https://user:secret@hooks.example.com/x', email: null },
       { webhook_url: null, email: 'not-an-address' },
-      { webhook_url: null },
+      { email: 'not-an-address' },
+      { webhook: 'https://hooks.example.com/exports' },
     ]) {
       const refused = await configure(tenant, bad as never);
       expect(refused.status, JSON.stringify(bad)).toBe(400);
       expect(refused.body).toMatchObject({ error: { code: 'validation_failed', message: expect.any(String) } });
     }
+    expect((await tenant.request('GET', '/api/v1/pim/export/notification')).body).toEqual({ webhook_url: null, email: null });
     // Another tenant's settings are its own.
     const other = await ctx.newTenant();
     expect((await other.request('GET', '/api/v1/pim/export/notification')).body).toEqual({ webhook_url: null, email: null });
+  });
+
+  it('documents both settings as optional in the request and always present in the answer (OpenAPI)', async () => {
+    const document = (await (await fetch(`${ctx.service.baseUrl}/openapi.json`)).json()) as any;
+    const operation = document.paths['/api/v1/pim/export/notification'];
+    const schemaOf = (content: any) => {
+      const { $ref } = content['application/json'].schema;
+      return document.components.schemas[($ref as string).replace('#/components/schemas/', '')];
+    };
+    const request = schemaOf(operation.put.requestBody.content);
+    expect(Object.keys(request.properties).sort()).toEqual(['email', 'webhook_url']);
+    expect(request.required ?? []).toEqual([]);
+    expect(request.additionalProperties).toBe(false);
+    expect(operation.put.requestBody.required).toBe(true);
+    for (const answer of [operation.put.responses['200'], operation.get.responses['200']]) {
+      expect(schemaOf(answer.content).required.sort()).toEqual(['email', 'webhook_url']);
+    }
   });
 
   it('POSTs a notice signed with the tenant’s webhook secret and mails one, each carrying a working download link', async () => {
@@ -88,11 +122,17 @@ describe('export completion notices', () => {
 
     const [hook] = hooksFor(exportId);
     expect(hooksFor(exportId)).toHaveLength(1);
-    const secret = (await tenant.request('GET', '/api/v1/integrations/webhook-secret')).body.secret as string;
-    expect(verifyWebhookNotice(secret, hook!.headers as Record<string, string>, hook!.body)).toBe(true);
-    expect(verifyWebhookNotice(secret, hook!.headers as Record<string, string>, hook!.body.replace('25', '26'))).toBe(false);
-    expect(verifyWebhookNotice('another-tenant-secret', hook!.headers as Record<string, string>, hook!.body)).toBe(false);
     expect(hook!.headers['webhook-id']).toBe(exportId);
+    expect(hook!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    // The receiver's side: the Standard Webhooks library, with the whsec_ secret the tenant reads from the API.
+    const secret = await noticeSecret(tenant);
+    expect(secret).toMatch(/^whsec_/);
+    expect(verifies(secret, hook!.headers, hook!.body)).toBe(true);
+    const sentAt = Number(hook!.headers['webhook-timestamp']);
+    expect(verifies(secret, { ...hook!.headers, 'webhook-id': randomUUID() }, hook!.body)).toBe(false);
+    expect(verifies(secret, { ...hook!.headers, 'webhook-timestamp': String(sentAt + 1) }, hook!.body)).toBe(false);
+    expect(verifies(secret, hook!.headers, hook!.body.replace('"product_count":25', '"product_count":26'))).toBe(false);
+    expect(verifies(await noticeSecret(await ctx.newTenant()), hook!.headers, hook!.body)).toBe(false);
     const notice = JSON.parse(hook!.body);
     expect(notice).toMatchObject({
       type: 'catalog.export.completed',
@@ -113,6 +153,35 @@ describe('export completion notices', () => {
     expect(text).toContain(exportId);
     expect(text).toMatch(/25 products|Products: 25|products\s*25/i);
     expect(text).toContain(new URL(notice.data.download_url as string).pathname);
+  });
+
+  it('signs with both notice secrets during a rotation’s grace, and only with the two latest after a second rotation', async () => {
+    const tenant = await ctx.newTenant();
+    await importProducts(tenant, 2);
+    await configure(tenant, { webhook_url: hooks.url(`/rotating/${tenant.tenantId}`) });
+    const rotate = async () =>
+      (await tenant.request<WebhookSecretBody>('POST', '/api/v1/integrations/webhook-secret/rotate')).body.notice_secret;
+    const exportedHook = async () => {
+      const exportId = (await requestExport(tenant)).body.export_id;
+      await noticesRecorded(tenant, exportId, 1);
+      const [hook] = hooksFor(exportId);
+      if (!hook) throw new Error(`no notice received for export ${exportId}`);
+      return hook;
+    };
+
+    const first = await noticeSecret(tenant);
+    const second = await rotate();
+    expect(second).not.toBe(first);
+    const inGrace = await exportedHook();
+    expect(inGrace.headers['webhook-signature']).toMatch(/^v1,\S+ v1,\S+$/);
+    expect(verifies(second, inGrace.headers, inGrace.body)).toBe(true);
+    expect(verifies(first, inGrace.headers, inGrace.body)).toBe(true);
+
+    const third = await rotate();
+    const after = await exportedHook();
+    expect(verifies(third, after.headers, after.body)).toBe(true);
+    expect(verifies(second, after.headers, after.body)).toBe(true);
+    expect(verifies(first, after.headers, after.body)).toBe(false);
   });
 
   it('retries a webhook that answers 503 until it is taken, with the same webhook-id each time', async () => {

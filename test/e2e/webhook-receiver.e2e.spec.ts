@@ -21,7 +21,8 @@ const ctx = useServiceAndTenant(() => ({
   },
 }));
 
-type Secret = { secret: string; version: number; rotated_at: string | null; previous_valid_until: string | null };
+type Secret = { secret: string; notice_secret: string; version: number; rotated_at: string | null; previous_valid_until: string | null };
+const WHSEC = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 const secretOf = async (who: Tenant): Promise<Secret> => {
   const response = await who.request('GET', '/api/v1/integrations/webhook-secret');
@@ -64,7 +65,13 @@ beforeAll(async () => {
 describe('the webhook secret', () => {
   it('is 64 hex characters, version 0 before any rotation, stable, and different for every tenant', async () => {
     const first = await secretOf(ctx.tenant);
-    expect(first).toEqual({ secret: expect.stringMatching(/^[0-9a-f]{64}$/), version: 0, rotated_at: null, previous_valid_until: null });
+    expect(first).toEqual({
+      secret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      notice_secret: expect.stringMatching(WHSEC),
+      version: 0,
+      rotated_at: null,
+      previous_valid_until: null,
+    });
     expect(await secretOf(ctx.tenant)).toEqual(first);
     expect(otherSecret).not.toBe(first.secret);
     const sameTenantOtherOrg = await ctx.newTenant({ tenantId: ctx.tenant.tenantId });
@@ -260,11 +267,13 @@ describe('secret rotation', () => {
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     expect(rotated.body).toEqual({
       secret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      notice_secret: expect.stringMatching(WHSEC),
       version: 1,
       rotated_at: expect.any(String),
       previous_valid_until: expect.any(String),
     });
     expect(rotated.body.secret).not.toBe(old.secret);
+    expect(rotated.body.notice_secret).not.toBe(old.notice_secret);
     const validUntil = Date.parse(rotated.body.previous_valid_until);
     expect(validUntil - Date.parse(rotated.body.rotated_at)).toBe(GRACE_MS);
     expect(await secretOf(rotating)).toEqual(rotated.body);

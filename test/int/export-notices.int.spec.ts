@@ -2,10 +2,11 @@ import { hostname } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sendEmailNotice } from '../../consumers/notices/email-notice.ts';
 import { exportNotice, noticeBody, type ExportNotice } from '../../consumers/notices/export-notice.ts';
-import { sendWebhookNotice, verifyWebhookNotice } from '../../consumers/notices/webhook-notice.ts';
+import { sendWebhookNotice } from '../../consumers/notices/webhook-notice.ts';
+import { standardWebhookVerifies as verifies } from '../support/notice-receivers.ts';
 
 /** A real HTTP receiver: answers each request with the next scripted answer (200 once they run out), keeps what came. */
 type Received = { headers: IncomingHttpHeaders; body: string; at: number };
@@ -69,7 +70,8 @@ afterAll(async () => {
   await new Promise((resolve) => smtp?.close(() => resolve(undefined)));
 });
 
-const secret = 'whsec-tenant-secret-for-tests';
+const secret = `whsec_${Buffer.from('a tenant notice secret, 32 bytes').toString('base64')}`;
+const anotherSecret = `whsec_${Buffer.from('another tenant secret, 32 bytes!').toString('base64')}`;
 const fast = { baseMs: 20, maxMs: 5_000 };
 const downloadUrl =
   'https://objects.example.com/exports/t/e-1/products.jsonl.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=604800&X-Amz-Signature=0123456789abcdef0123456789abcdef';
@@ -91,7 +93,7 @@ const completed = (exportId: string): ExportNotice =>
 const sendTo = (notice: ExportNotice, options: Partial<Parameters<typeof sendWebhookNotice>[0]> = {}) =>
   sendWebhookNotice({
     url: receiverUrl,
-    secret,
+    secrets: [secret],
     id: notice.id,
     body: noticeBody(notice),
     timeoutMs: 2_000,
@@ -107,7 +109,7 @@ const fresh = (answers: Answer[]) => {
 };
 
 describe('webhook notices', () => {
-  it('are POSTed as JSON, signed with the tenant secret, and verified by the receiver', async () => {
+  it('are POSTed as JSON, signed by Standard Webhooks with the tenant secret, and verified by its library at the receiver', async () => {
     fresh([]);
     const notice = completed('e-signed');
     expect(await sendTo(notice)).toEqual({ delivered: true, attempts: 1, status: 200 });
@@ -115,16 +117,32 @@ describe('webhook notices', () => {
     if (!request) throw new Error('nothing received');
     expect(request.headers['content-type']).toBe('application/json');
     expect(request.headers['webhook-id']).toBe('e-signed');
-    expect(request.headers['webhook-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
-    expect(verifyWebhookNotice(secret, request.headers, request.body)).toBe(true);
+    expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(verifies(secret, request.headers, request.body)).toBe(true);
     expect(JSON.parse(request.body)).toEqual(notice);
 
-    // The same bytes fail with another secret, another body, or later than the tolerance.
-    expect(verifyWebhookNotice('another-secret', request.headers, request.body)).toBe(false);
-    expect(verifyWebhookNotice(secret, request.headers, request.body.replace('1234', '1235'))).toBe(false);
+    // The same bytes fail with another secret, another body, id or timestamp, or once the tolerance has passed.
+    expect(verifies(anotherSecret, request.headers, request.body)).toBe(false);
+    expect(verifies(secret, request.headers, request.body.replace('1234', '1235'))).toBe(false);
+    expect(verifies(secret, { ...request.headers, 'webhook-id': 'e-other' }, request.body)).toBe(false);
     const sentAt = Number(request.headers['webhook-timestamp']);
-    expect(verifyWebhookNotice(secret, request.headers, request.body, 300, sentAt + 301)).toBe(false);
-    expect(verifyWebhookNotice(secret, { ...request.headers, 'webhook-timestamp': String(sentAt - 1) }, request.body)).toBe(false);
+    expect(verifies(secret, { ...request.headers, 'webhook-timestamp': String(sentAt - 1) }, request.body)).toBe(false);
+    vi.useFakeTimers({ toFake: ['Date'], now: (sentAt + 301) * 1000 });
+    try {
+      expect(verifies(secret, request.headers, request.body)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('carry a signature for each secret while one rotates: a receiver holding either verifies', async () => {
+    fresh([]);
+    expect(await sendTo(completed('e-rotating'), { secrets: [secret, anotherSecret] })).toMatchObject({ delivered: true });
+    const [request] = received;
+    if (!request) throw new Error('nothing received');
+    expect(request.headers['webhook-signature']).toMatch(/^v1,\S+ v1,\S+$/);
+    expect(verifies(secret, request.headers, request.body)).toBe(true);
+    expect(verifies(anotherSecret, request.headers, request.body)).toBe(true);
   });
 
   it('are retried after 503s until a 200, with the same id and each attempt signed', async () => {
@@ -132,7 +150,7 @@ describe('webhook notices', () => {
     const outcome = await sendTo(completed('e-retried'));
     expect(outcome).toEqual({ delivered: true, attempts: 3, status: 200 });
     expect(received.map((r) => r.headers['webhook-id'])).toEqual(['e-retried', 'e-retried', 'e-retried']);
-    for (const request of received) expect(verifyWebhookNotice(secret, request.headers, request.body)).toBe(true);
+    for (const request of received) expect(verifies(secret, request.headers, request.body)).toBe(true);
     expect(new Set(received.map((r) => r.body)).size).toBe(1);
   });
 

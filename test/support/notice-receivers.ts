@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 export type ReceivedHook = { headers: IncomingHttpHeaders; body: string; at: number };
 export type ReceivedMail = { from: string; to: string[]; raw: string };
@@ -55,3 +56,18 @@ export async function startMailReceiver() {
 /** Undoes quoted-printable soft breaks and escapes, enough to find a link or a number in a raw message. */
 export const plainText = (raw: string): string =>
   raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
+/**
+ * Whether the Standard Webhooks reference library (the receiver's side) accepts a delivery: the signature of its id,
+ * timestamp and raw body under the `whsec_` secret, and the timestamp within 5 minutes of the clock.
+ */
+export function standardWebhookVerifies(secret: string, headers: IncomingHttpHeaders | Record<string, string>, rawBody: string): boolean {
+  const single = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  try {
+    new Webhook(secret).verify(rawBody, single);
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
+}

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import {
+  noticeSecretOf,
   webhookSecretAggregate,
   webhookSecretDecider,
   webhookSecretIdOf,
@@ -28,6 +30,19 @@ const rotated = (version: number, previousValidUntil: number): WebhookSecretEven
   data: { webhookSecretId, version, previousVersion: version - 1, previousValidUntil },
 });
 
+/** A secret derivation answers the same for the same inputs, and differently for another version, tenant, org or key. */
+function expectOnePerInput(derive: typeof webhookSecretOf) {
+  const secret = derive(KEY, TENANT, ORG, 0);
+  expect(derive(KEY, TENANT, ORG, 0)).toBe(secret);
+  const others = [
+    derive(KEY, TENANT, ORG, 1),
+    derive(KEY, ORG, TENANT, 0),
+    derive(KEY, TENANT, TENANT, 0),
+    derive('j'.repeat(32), TENANT, ORG, 0),
+  ];
+  expect(new Set([secret, ...others]).size).toBe(5);
+}
+
 describe('webhookSecretOf', () => {
   it('is hex HMAC-SHA256 of "<tenant>/<org>/<version>" keyed with the service key: 64 hex characters', () => {
     const secret = webhookSecretOf(KEY, TENANT, ORG, 0);
@@ -36,15 +51,23 @@ describe('webhookSecretOf', () => {
   });
 
   it('differs by version, tenant, org and key, and is stable otherwise', () => {
-    const secret = webhookSecretOf(KEY, TENANT, ORG, 0);
-    expect(webhookSecretOf(KEY, TENANT, ORG, 0)).toBe(secret);
-    const others = [
-      webhookSecretOf(KEY, TENANT, ORG, 1),
-      webhookSecretOf(KEY, ORG, TENANT, 0),
-      webhookSecretOf(KEY, TENANT, TENANT, 0),
-      webhookSecretOf('j'.repeat(32), TENANT, ORG, 0),
-    ];
-    expect(new Set([secret, ...others]).size).toBe(5);
+    expectOnePerInput(webhookSecretOf);
+  });
+});
+
+describe('noticeSecretOf', () => {
+  it('is a Standard Webhooks secret: whsec_ and the base64 of 32 bytes, HMAC-SHA256 of "notices:<tenant>/<org>/<version>"', () => {
+    const secret = noticeSecretOf(KEY, TENANT, ORG, 0);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(secret).toBe(`whsec_${createHmac('sha256', KEY).update(`notices:${TENANT}/${ORG}/0`).digest('base64')}`);
+    expect(() => new Webhook(secret)).not.toThrow();
+  });
+
+  it('is a key of its own: not the inbound secret in another spelling, and different by version, tenant, org and key', () => {
+    const secret = noticeSecretOf(KEY, TENANT, ORG, 0);
+    const bytes = (whsec: string) => Buffer.from(whsec.slice('whsec_'.length), 'base64').toString('hex');
+    expect(bytes(secret)).not.toBe(webhookSecretOf(KEY, TENANT, ORG, 0));
+    expectOnePerInput(noticeSecretOf);
   });
 });
 
