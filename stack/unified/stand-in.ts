@@ -11,6 +11,11 @@ import type { CommerceItem, ProviderConnection, RemoteItem, WebhookSubscription 
 
 export const DEFAULT_STAND_IN_TOKEN = 'dev-unified-token';
 
+/** Every answer of the stand-in carries this header, so another process can tell it from whatever else holds a port. */
+export const STAND_IN_HEADER = 'x-unified-stand-in';
+/** Answers 200 to the stand-in's bearer token (401 to any other): whether a client with that token is served. */
+export const STAND_IN_PROBE_PATH = '/stand-in';
+
 export type StandInOptions = { port?: number; host?: string; token?: string };
 
 export type StandInConnection = ProviderConnection & { workspace_id: string; categories: string[]; created_at: string };
@@ -151,6 +156,8 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       );
       return { ...refused, headers: { 'www-authenticate': 'Bearer' } };
     }
+
+    if (method === 'GET' && url.pathname === STAND_IN_PROBE_PATH) return { status: 200, body: { service: 'unified-stand-in' } };
 
     if (parts[0] === 'unified' && parts[1] === 'connection' && parts.length === 3 && method === 'GET') {
       const connection = connections.get(parts[2]!);
@@ -326,7 +333,7 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       return;
     }
     if (res.destroyed) return;
-    const headers: Record<string, string> = { ...answer.headers };
+    const headers: Record<string, string> = { ...answer.headers, [STAND_IN_HEADER]: '1' };
     if (answer.body !== undefined) {
       const payload = JSON.stringify(answer.body);
       headers['content-type'] = 'application/json; charset=utf-8';
