@@ -10,12 +10,14 @@ import { createLogger } from '../ledger/logger.ts';
 import { StartupError } from '../ledger/startup-error.ts';
 import { projections } from '../projections/index.ts';
 import { createObjectStore } from '../storage/index.ts';
+import { cannotListen, checkListenAddress } from './listen-address.ts';
 import { aggregates, routes } from './processor-modules.ts';
 
 /** Serves the API with the command processors and projections in this one process. */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
+  await checkListenAddress(config.HOST, config.PORT);
   if (config.FEED_KEEP_REPLACED_SECONDS < config.FEED_LINK_SECONDS) {
     logger.warn(
       { FEED_KEEP_REPLACED_SECONDS: config.FEED_KEEP_REPLACED_SECONDS, FEED_LINK_SECONDS: config.FEED_LINK_SECONDS },
@@ -58,7 +60,13 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  await app.listen({ port: config.PORT, host: config.HOST });
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    // Taken since the check above: leave the consumer groups before exiting, so the other instances need not wait out a session.
+    await app.close();
+    throw cannotListen(config.HOST, config.PORT, error);
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,9 +1,9 @@
 import { loadConfig } from '../ledger/config.ts';
 import { withDatabase } from '../ledger/database.ts';
-import { StartupError } from '../ledger/startup-error.ts';
+import { reasonOf, StartupError } from '../ledger/startup-error.ts';
 import { envPort } from '../stack/process-control.ts';
 import { ensureStack } from '../stack/stack.ts';
-import { startUnifiedStandIn, type UnifiedStandIn } from '../stack/unified/stand-in.ts';
+import { serveOrReuseStandIn, type SharedStandIn } from '../stack/unified/shared-stand-in.ts';
 import { serve } from './server.ts';
 import { DEV_SECRET } from './token.ts';
 
@@ -12,10 +12,11 @@ import { DEV_SECRET } from './token.ts';
  *
  * Signals: the "start" script execs node, so npm's SIGINT/SIGTERM (npm forwards both to its script) reach this process,
  * not a shell that would die and leave it running. Once the service serves, bin/server.ts's handler drains in-flight
- * requests and exits, which also ends the connection provider's stand-in (an HTTP server in this process). The stack
- * (Kafka, registry, Postgres) runs detached on purpose and keeps running: `npm run stack:down` stops it.
+ * requests and exits, which also ends the connection provider's stand-in (an HTTP server in this process) when this
+ * process serves it. The stack (Kafka, registry, Postgres) runs detached on purpose and keeps running: `npm run
+ * stack:down` stops it.
  */
-let standIn: UnifiedStandIn | undefined;
+let standIn: SharedStandIn | undefined;
 let draining = false;
 let firstSignalAt: number | undefined;
 const onSignal = (signal: NodeJS.Signals) => {
@@ -46,29 +47,45 @@ const failStart = async (error: unknown): Promise<never> => {
   process.exit(1);
 };
 
+/** What the local stack and the stand-in fail with is the operator's to act on (a port taken, Java missing): one line. */
+const startStep = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+  try {
+    return await run();
+  } catch (error) {
+    return failStart(error instanceof StartupError ? error : new StartupError(`${what}: ${reasonOf(error)}`, { cause: error }));
+  }
+};
+
 // The settings given are checked before the stack is looked at (which reads DATABASE_URL too); unset ones get defaults.
 try {
   loadConfig({ AUTH_DEV_SECRET: DEV_SECRET, ...process.env });
 } catch (error) {
   await failStart(error);
 }
-const stack = await ensureStack({ log: (message) => console.log(`[stack] ${message}`) });
+const stack = await startStep('the local stack', () => ensureStack({ log: (message) => console.log(`[stack] ${message}`) }));
 const env: NodeJS.ProcessEnv = {
   KAFKA_BROKERS: stack.kafkaBrokers.join(','),
   SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl,
   DATABASE_URL: withDatabase(stack.postgresServerUrl, 'commerce_ledger'),
   ...process.env,
 };
-// Without a connection provider configured, development talks to the stand-in (in memory; lost when the service stops).
+// Without a connection provider configured, development talks to the stand-in (in memory; lost when the process serving
+// it stops). A second `npm start` on the machine finds the first one's on the port and shares it.
 if (!env.UNIFIED_API_URL) {
-  standIn = await startUnifiedStandIn({
-    port: envPort('UNIFIED_STAND_IN_PORT', 18090),
-    token: env.UNIFIED_API_TOKEN || undefined,
-    workspaceSecret: env.UNIFIED_WORKSPACE_SECRET || undefined,
-  });
+  standIn = await startStep("the connection provider's stand-in (UNIFIED_API_URL is unset)", () =>
+    serveOrReuseStandIn({
+      port: envPort('UNIFIED_STAND_IN_PORT', 18090),
+      token: env.UNIFIED_API_TOKEN || undefined,
+      workspaceSecret: env.UNIFIED_WORKSPACE_SECRET || undefined,
+    }),
+  );
   env.UNIFIED_API_URL = standIn.url;
   env.UNIFIED_WORKSPACE_SECRET ??= standIn.workspaceSecret;
-  console.log(`[integrations] UNIFIED_API_URL unset: the connection provider's stand-in serves ${standIn.url}`);
+  console.log(
+    standIn.owned
+      ? `[integrations] UNIFIED_API_URL unset: the connection provider's stand-in serves ${standIn.url}`
+      : `[integrations] UNIFIED_API_URL unset: using the connection provider's stand-in another instance serves on ${standIn.url} (it stops with that instance)`,
+  );
 }
 if (!env.AUTH_JWKS_URL && !env.AUTH_DEV_SECRET) {
   env.AUTH_DEV_SECRET = DEV_SECRET;

@@ -1,5 +1,6 @@
 import type { BulkJobType } from '../commands/bulk/bulk-job.ts';
 import { PayloadTooLargeError, ValidationError } from '../ledger/errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 const refused = (message: string) => new ValidationError(`the bulk payload is refused: ${message}`, [{ path: 'body.payload', message }]);
 
@@ -11,6 +12,8 @@ const hasId = (value: unknown) => isObject(value) && 'id' in value;
  */
 export function payloadValue(payload: unknown): { value: unknown; json: string } {
   if (typeof payload !== 'string') return { value: payload, json: JSON.stringify(payload) };
+  // The body's own depth was bounded by its parser; JSON text inside it gets the same bound before it is parsed.
+  if (nestsDeeperThan(payload)) throw refused(`a string payload must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   try {
     return { value: JSON.parse(payload) as unknown, json: payload };
   } catch {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { tooDeepBody } from './json-depth.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -12,7 +13,7 @@ const notUtf8 = () => Object.assign(new Error('the request body is not valid UTF
  * U+FFFD, so a client's broken bytes would be stored as replacement characters instead of being refused. An empty
  * body is taken as no body at all, as if no Content-Type had been sent: many clients send `Content-Type:
  * application/json` on every request, a DELETE's included. A route that needs a body then refuses the missing one
- * with its own validation error.
+ * with its own validation error. A body nested deeper than MAX_JSON_DEPTH is refused (400) before it is parsed.
  */
 export function useStrictJsonBodies(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -22,6 +23,11 @@ export function useStrictJsonBodies(app: FastifyInstance): void {
     const bytes = body as Buffer;
     if (bytes.length === 0) {
       done(null, undefined);
+      return;
+    }
+    const tooDeep = tooDeepBody(bytes);
+    if (tooDeep) {
+      done(tooDeep, undefined);
       return;
     }
     let decoded: string;

@@ -6,6 +6,7 @@ import { inboxAggregate, inboxIdOf } from '../../commands/integrations/inbox.ts'
 import { ConflictError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import { findConnectionByUnifiedId } from '../../projections/integrations/connections-queries.ts';
 import { UnauthorizedError } from '../errors.ts';
+import { tooDeepBody } from '../json-depth.ts';
 import { errorBody, text } from '../schemas.ts';
 import { looksNative, nativeDelivery, nativeEventKind, verifiesNative, type NativeDelivery } from '../unified-native-delivery.ts';
 
@@ -111,7 +112,8 @@ const matches = (secret: string, raw: Buffer, given: Buffer): boolean =>
 
 /**
  * `POST /unified/webhook`, public: platforms sign the raw body with the connection owner's secret. Checks, in
- * this order: content type (415) and size (413), before any of our code; signature header present and 64 hex (401);
+ * this order: content type (415) and size (413), before any of our code; nesting depth (400, the raw bytes kept as
+ * they came); signature header present and 64 hex (401);
  * JSON envelope (400); connection known and signature verified against its owner's current secret, or the previous
  * one within its grace (401, the same body either way, so the endpoint reveals no connection ids); connection ACTIVE
  * (409); then the delivery goes to the inbox and is answered 200 once committed to Kafka. See docs/decisions.md.
@@ -122,7 +124,9 @@ export async function webhookReceiverRoutes(
 ): Promise<void> {
   // The signature covers the exact bytes, so this context keeps them: its only parser is JSON as a Buffer.
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) =>
+    done(tooDeepBody(body as Buffer), body),
+  );
 
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute } = app.ledger;

@@ -23,6 +23,11 @@ export const DEFAULT_STAND_IN_TOKEN = 'dev-unified-token';
 /** The workspace secret the stand-in signs its native deliveries with (the service's UNIFIED_WORKSPACE_SECRET). */
 export const DEFAULT_WORKSPACE_SECRET = 'dev-workspace-secret';
 
+/** Every answer of the stand-in carries this header, so another process can tell it from whatever else holds a port. */
+export const STAND_IN_HEADER = 'x-unified-stand-in';
+/** Answers 200 to the stand-in's bearer token (401 to any other): whether a client with that token is served. */
+export const STAND_IN_PROBE_PATH = '/stand-in';
+
 export type StandInOptions = {
   port?: number;
   host?: string;
@@ -234,6 +239,8 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       const outcomes = await deliver(parts[2]!, (await readJson(req)) as NativeDeliveryRequest);
       return { status: 200, body: outcomes };
     }
+
+    if (method === 'GET' && url.pathname === STAND_IN_PROBE_PATH) return { status: 200, body: { service: 'unified-stand-in' } };
 
     if (parts[0] === 'unified' && parts[1] === 'connection' && parts.length === 3 && method === 'GET') {
       ctx.operation = 'getUnifiedConnection';
@@ -508,7 +515,7 @@ export async function startUnifiedStandIn(options: StandInOptions = {}): Promise
       return;
     }
     if (res.destroyed) return;
-    const headers: Record<string, string> = { ...answer.headers };
+    const headers: Record<string, string> = { ...answer.headers, [STAND_IN_HEADER]: '1' };
     const payload = answer.body !== undefined ? JSON.stringify(answer.body) : answer.text;
     if (payload !== undefined)
       headers['content-type'] = answer.body !== undefined ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
