@@ -86,6 +86,32 @@ describe('connection decider', () => {
     });
   });
 
+  describe('RecordWebhookRefused', () => {
+    const refusal = {
+      connectionId,
+      objectType: 'accounting_order',
+      event: 'created',
+      reason: 'POST /unified/webhook was rejected (422)',
+      httpStatus: 422,
+    };
+    const refuse: WithoutMetadata<ConnectionCommand> = { type: 'RecordWebhookRefused', data: refusal };
+    const refused: ConnectionEvent = { type: 'ConnectionWebhookRefused', data: refusal };
+
+    it('records a refusal once: the retries of the same refusal record nothing, a new reason or one after a success does', () => {
+      given([saved]).when(refuse).then([refused]);
+      given([saved, refused]).when(refuse).thenNothingHappened();
+      given([saved, refused, subscribed]).when(refuse).then([refused]);
+      const other = { ...refusal, reason: 'POST /unified/webhook was rejected (400)', httpStatus: 400 };
+      given([saved, refused])
+        .when({ type: 'RecordWebhookRefused', data: other })
+        .then([{ type: 'ConnectionWebhookRefused', data: other }]);
+    });
+
+    it('refuses an unknown connection', () => {
+      expect(() => given().when(refuse).events()).toThrow(NotFoundError);
+    });
+  });
+
   describe('RecordWebhookSubscription', () => {
     it('records a new subscription, whatever the status', () => {
       given([saved]).when(recordSubscription).then([subscribed]);

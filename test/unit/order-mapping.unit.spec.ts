@@ -72,7 +72,7 @@ describe('parsePlatformOrder', () => {
     expect(parsed({ id: 'ord-1', line_items: [line] })).toEqual({
       externalId: 'ord-1',
       currency: 'USD',
-      lines: [{ itemId: 'i-1', sku: 'SKU-1', name: 'Mug', quantity: 3, unitPrice: '19.99' }],
+      lines: [{ itemId: 'i-1', variantId: null, sku: 'SKU-1', name: 'Mug', quantity: 3, unitPrice: '19.99' }],
       status: null,
       customerId: null,
       paymentTransactionId: null,
@@ -121,6 +121,47 @@ describe('parsePlatformOrder', () => {
     expect(reason({ line_items: [line], shipping_amount: 'free' })).toMatch(/data.shipping_amount must be a number/);
     expect(reason({ line_items: Array.from({ length: 251 }, () => line) })).toMatch(/at most 250/);
     expect(reason({ line_items: ['x'] })).toMatch(/line_items.0 must be an object/);
+  });
+});
+
+describe("parsePlatformOrder of Unified's AccountingOrder", () => {
+  const unifiedLine = {
+    id: 'li-1',
+    item_id: 'item_7',
+    item_sku: 'SKU-7',
+    item_name: 'Teapot',
+    unit_quantity: 2,
+    unit_amount: 12.5,
+    tax_amount: 1.25,
+    discount_amount: 0.5,
+    item_variants: [{ id: 'variant_9' }],
+  };
+
+  it('reads lineitems (item, variant, SKU, name, quantity, price), their tax and discount summed, the contact as customer', () => {
+    const order = parsed({
+      id: 'ord-7',
+      currency: 'CAD',
+      status: 'CANCELED',
+      contact_id: 'contact-3',
+      lineitems: [unifiedLine, { ...unifiedLine, id: 'li-2', item_variants: undefined, tax_amount: 0.75, discount_amount: undefined }],
+    });
+    expect(order.lines).toEqual([
+      { itemId: 'item_7', variantId: 'variant_9', sku: 'SKU-7', name: 'Teapot', quantity: 2, unitPrice: '12.50' },
+      { itemId: 'item_7', variantId: null, sku: 'SKU-7', name: 'Teapot', quantity: 2, unitPrice: '12.50' },
+    ]);
+    expect(order).toMatchObject({
+      currency: 'CAD',
+      customerId: 'contact-3',
+      taxTotal: '2.00',
+      discountTotal: '0.50',
+      shippingTotal: '0.00',
+    });
+    expect(requestedStatusOf(order.status)).toBe('cancelled');
+  });
+
+  it('says why a Unified order can never be mapped, naming its own fields', () => {
+    expect(reason({ lineitems: [] })).toBe('data.lineitems must be a non-empty array');
+    expect(reason({ lineitems: [{ ...unifiedLine, unit_quantity: 0 }] })).toContain('data.lineitems.0.unit_quantity must be an integer');
   });
 });
 
