@@ -3,14 +3,11 @@ import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import {
   canonicalUrl,
   gtinOf,
-  offeredVariants,
+  listingOf,
   present,
-  productMedia,
-  productUrlOf,
-  variantMedia,
-  variantTitle,
   type FeedMedia,
   type FeedProduct,
+  type Listing,
   type OfferedVariant,
 } from './feed-product.ts';
 
@@ -63,33 +60,33 @@ const sellerLinks = (settings: CatalogFeedSettings): AcpObject[] | undefined => 
   return links.length > 0 ? links : undefined;
 };
 
-const variantOf = (product: FeedProduct, variant: OfferedVariant, siblings: number, settings: CatalogFeedSettings | null) => {
+const variantOf = (product: FeedProduct, listing: Listing, variant: OfferedVariant, settings: CatalogFeedSettings | null) => {
   const amount = minorUnits(variant.price, variant.currency);
   const inStock = variant.available > 0;
   const gtin = Object.values(gtinOf(variant.barcode))[0];
   return present({
     id: variant.id,
-    title: variantTitle(product, variant, siblings),
-    url: productUrlOf(product, settings),
+    title: listing.titleOf(variant),
+    url: listing.url,
     barcodes: gtin ? [{ type: 'GTIN', value: gtin }] : undefined,
     price: amount === undefined ? undefined : { amount, currency: variant.currency },
     availability: { available: inStock, status: inStock ? 'in_stock' : 'out_of_stock' },
     categories: product.category ? [{ value: product.category, taxonomy: 'merchant' }] : undefined,
     condition: settings?.itemCondition ? [settings.itemCondition] : undefined,
-    media: mediaList(variantMedia(product, variant)),
+    media: mediaList(listing.mediaOf(variant)),
     seller: settings ? present({ name: settings.sellerName, links: sellerLinks(settings) }) : undefined,
   });
 };
 
 export function acpProduct(product: FeedProduct, settings: CatalogFeedSettings | null): AcpObject | undefined {
-  const offered = offeredVariants(product);
-  if (offered.length === 0) return undefined;
+  const listing = listingOf(product, settings);
+  if (listing.offered.length === 0) return undefined;
   return present({
     id: product.id,
     title: product.title,
     description: product.description ? { plain: product.description } : undefined,
-    url: productUrlOf(product, settings),
-    media: mediaList(productMedia(product)),
-    variants: offered.map((variant) => variantOf(product, variant, offered.length, settings)),
+    url: listing.url,
+    media: mediaList(listing.ownMedia),
+    variants: listing.offered.map((variant) => variantOf(product, listing, variant, settings)),
   });
 }

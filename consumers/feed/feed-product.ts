@@ -67,19 +67,31 @@ export const canonicalUrl = (value: string | null | undefined): string | undefin
   }
 };
 
-export const productUrlOf = (product: FeedProduct, settings: CatalogFeedSettings | null): string | undefined =>
+const productUrlOf = (product: FeedProduct, settings: CatalogFeedSettings | null): string | undefined =>
   settings
     ? canonicalUrl(
         productUrl(settings.productUrlTemplate, { id: product.id, sku: product.sku ?? product.variants.find((v) => v.sku)?.sku ?? null }),
       )
     : undefined;
 
-/** A variant has no name of its own: the product's, told apart from its siblings by the variant's SKU. */
-export const variantTitle = (product: FeedProduct, variant: FeedVariant, siblings: number): string =>
-  siblings > 1 && variant.sku ? `${product.title} (${variant.sku})` : product.title;
+/** What both files say alike of a listed product: its page, its variants on offer, their titles and media. */
+export type Listing = {
+  url: string | undefined;
+  offered: OfferedVariant[];
+  /** Media of the product as a whole (not of one variant). */
+  ownMedia: FeedMedia[];
+  mediaOf: (variant: FeedVariant) => FeedMedia[];
+  titleOf: (variant: FeedVariant) => string;
+};
 
-/** Media of the product as a whole (not of one variant). */
-export const productMedia = (product: FeedProduct): FeedMedia[] => product.media.filter((m) => m.variantId === null);
-
-export const variantMedia = (product: FeedProduct, variant: FeedVariant): FeedMedia[] =>
-  product.media.filter((m) => m.variantId === variant.id);
+export function listingOf(product: FeedProduct, settings: CatalogFeedSettings | null): Listing {
+  const offered = offeredVariants(product);
+  return {
+    url: productUrlOf(product, settings),
+    offered,
+    ownMedia: product.media.filter((m) => m.variantId === null),
+    mediaOf: (variant) => product.media.filter((m) => m.variantId === variant.id),
+    // A variant has no name of its own: the product's, told apart from its siblings by the variant's SKU.
+    titleOf: (variant) => (offered.length > 1 && variant.sku ? `${product.title} (${variant.sku})` : product.title),
+  };
+}

@@ -2,13 +2,9 @@ import type { CatalogFeedSettings, ItemCondition } from '../../commands/ucp/feed
 import {
   canonicalUrl,
   gtinOf,
-  offeredVariants,
+  listingOf,
   present,
   productGtins,
-  productMedia,
-  productUrlOf,
-  variantMedia,
-  variantTitle,
   type FeedMedia,
   type FeedProduct,
   type OfferedVariant,
@@ -88,8 +84,7 @@ const common = (product: FeedProduct, url: string | undefined) => ({
 
 /** The JSON-LD item of a listed product. */
 export function jsonLdItem(product: FeedProduct, settings: CatalogFeedSettings | null): JsonLd {
-  const url = productUrlOf(product, settings);
-  const offered = offeredVariants(product);
+  const { url, offered, ownMedia, mediaOf, titleOf } = listingOf(product, settings);
   if (offered.length < 2) {
     const offers = offered.map((variant) =>
       present({ '@type': 'Offer', sku: variant.sku, ...gtinOf(variant.barcode), ...offer(variant, url, settings) }),
@@ -103,7 +98,7 @@ export function jsonLdItem(product: FeedProduct, settings: CatalogFeedSettings |
       offers: offers.length > 0 ? offers : undefined,
     });
   }
-  const groupImages = images(productMedia(product));
+  const groupImages = images(ownMedia);
   return present({
     '@type': 'ProductGroup',
     ...common(product, url),
@@ -114,10 +109,10 @@ export function jsonLdItem(product: FeedProduct, settings: CatalogFeedSettings |
       present({
         '@type': 'Product',
         productID: variant.id,
-        name: variantTitle(product, variant, offered.length),
+        name: titleOf(variant),
         sku: variant.sku,
         ...gtinOf(variant.barcode),
-        image: images(variantMedia(product, variant)) ?? groupImages,
+        image: images(mediaOf(variant)) ?? groupImages,
         offers: offer(variant, url, settings),
       }),
     ),

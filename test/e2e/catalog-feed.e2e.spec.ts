@@ -9,6 +9,7 @@ import { jobEnd, submitJob } from '../support/bulk.ts';
 import type { Tenant } from '../support/client.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 import { acpProductProblems } from '../support/acp-feed-schema.ts';
+import { SELLER_LINKS, SELLER_PAGES } from '../support/feed-settings.ts';
 
 const storageDir = mkdtempSync(path.join(tmpdir(), 'feed-store-'));
 // Short debounce so the test runs in seconds; the burst test depends on these two.
@@ -89,12 +90,12 @@ const ok = <T>(response: { status: number; body: T }, status = 201): T => {
 };
 
 const SELLER_SETTINGS = {
-  seller_url: 'https://shop.example.com/',
+  seller_url: SELLER_PAGES.sellerUrl,
+  privacy_policy_url: SELLER_PAGES.privacyPolicyUrl,
+  terms_of_service_url: SELLER_PAGES.termsOfServiceUrl,
+  return_policy_url: SELLER_PAGES.returnPolicyUrl,
   store_country: 'de',
   target_countries: ['DE', 'at'],
-  privacy_policy_url: 'https://shop.example.com/privacy',
-  terms_of_service_url: 'https://shop.example.com/terms',
-  return_policy_url: 'https://shop.example.com/returns',
   return_window_days: 30,
   item_condition: 'new',
   shipping: { price: 4.95, currency: 'eur' },
@@ -362,15 +363,7 @@ describe('catalog feed: GET /api/v1/ucp/catalog.json', () => {
     expect(sibling.cacheControl).toBe('no-cache, no-store, must-revalidate');
     expect(new URL(sibling.location as string).pathname).toMatch(/\.jsonl$/);
     const line = (await currentLines(tenant)).find((l) => l.id === tent.id);
-    const seller = {
-      name: 'Acme Outdoor',
-      links: [
-        { type: 'website', url: 'https://shop.example.com/' },
-        { type: 'privacy_policy', url: 'https://shop.example.com/privacy' },
-        { type: 'terms_of_service', url: 'https://shop.example.com/terms' },
-        { type: 'refund_policy', url: 'https://shop.example.com/returns' },
-      ],
-    };
+    const seller = { name: 'Acme Outdoor', links: SELLER_LINKS };
     const common = { url, categories: [{ value: 'Camping > Tents', taxonomy: 'merchant' }], condition: ['new'], seller };
     expect(line).toEqual({
       id: tent.id,

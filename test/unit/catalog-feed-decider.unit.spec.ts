@@ -9,6 +9,7 @@ import {
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import { ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification, type WithoutMetadata } from '../support/decider-specification.ts';
+import { feedSettings, SELLER_PAGES } from '../support/feed-settings.ts';
 
 const given = DeciderSpecification.for(catalogFeedDecider);
 
@@ -17,21 +18,8 @@ const TEMPLATE = 'https://shop.example.com/products/{sku}';
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
 
-const settings = (overrides: Partial<CatalogFeedSettings> = {}): CatalogFeedSettings => ({
-  sellerName: 'Acme',
-  productUrlTemplate: TEMPLATE,
-  sellerUrl: null,
-  storeCountry: null,
-  targetCountries: [],
-  privacyPolicyUrl: null,
-  termsOfServiceUrl: null,
-  returnPolicyUrl: null,
-  returnWindowDays: null,
-  itemCondition: 'new',
-  shippingPrice: null,
-  shippingCurrency: null,
-  ...overrides,
-});
+const settings = (overrides: Partial<CatalogFeedSettings> = {}) =>
+  feedSettings({ sellerName: 'Acme', productUrlTemplate: TEMPLATE, itemCondition: 'new', ...overrides });
 const configureWith = (overrides: Partial<CatalogFeedSettings>): WithoutMetadata<CatalogFeedCommand> => ({
   type: 'ConfigureCatalogFeed',
   data: { feedId, ...settings(overrides) },
@@ -43,12 +31,9 @@ const configuredWith = (overrides: Partial<CatalogFeedSettings>): CatalogFeedEve
 const configure = (sellerName = 'Acme', productUrlTemplate = TEMPLATE) => configureWith({ sellerName, productUrlTemplate });
 const configured = (sellerName = 'Acme', productUrlTemplate = TEMPLATE) => configuredWith({ sellerName, productUrlTemplate });
 const SELLER = {
-  sellerUrl: 'https://shop.example.com/',
+  ...SELLER_PAGES,
   storeCountry: 'DE',
   targetCountries: ['AT', 'DE'],
-  privacyPolicyUrl: 'https://shop.example.com/privacy',
-  termsOfServiceUrl: 'https://shop.example.com/terms',
-  returnPolicyUrl: 'https://shop.example.com/returns',
   returnWindowDays: 30,
   itemCondition: 'refurbished',
   shippingPrice: '4.95',

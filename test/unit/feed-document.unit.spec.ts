@@ -5,34 +5,18 @@ import { minorUnits } from '../../consumers/feed/acp-product.ts';
 import { FeedBuilder, feedKeys } from '../../consumers/feed/feed-document.ts';
 import { gtinOf, isListed, productGtins, type FeedProduct, type FeedVariant } from '../../consumers/feed/feed-product.ts';
 import { acpProductProblems } from '../support/acp-feed-schema.ts';
+import { feedSettings, SELLER_LINKS, SELLER_PAGES } from '../support/feed-settings.ts';
 
-const basic: CatalogFeedSettings = {
-  sellerName: 'Acme Outdoor',
-  productUrlTemplate: 'https://shop.example.com/products/{sku}',
-  sellerUrl: null,
-  storeCountry: null,
-  targetCountries: [],
-  privacyPolicyUrl: null,
-  termsOfServiceUrl: null,
-  returnPolicyUrl: null,
-  returnWindowDays: null,
-  itemCondition: null,
-  shippingPrice: null,
-  shippingCurrency: null,
-};
-const full: CatalogFeedSettings = {
-  ...basic,
-  sellerUrl: 'https://shop.example.com/',
+const basic = feedSettings();
+const full = feedSettings({
+  ...SELLER_PAGES,
   storeCountry: 'DE',
   targetCountries: ['AT', 'DE'],
-  privacyPolicyUrl: 'https://shop.example.com/privacy',
-  termsOfServiceUrl: 'https://shop.example.com/terms',
-  returnPolicyUrl: 'https://shop.example.com/returns',
   returnWindowDays: 30,
   itemCondition: 'new',
   shippingPrice: '4.95',
   shippingCurrency: 'EUR',
-};
+});
 
 const variant = (overrides: Partial<FeedVariant> = {}): FeedVariant => ({
   id: 'v-1',
@@ -112,6 +96,26 @@ const RETURNS = {
   merchantReturnLink: 'https://shop.example.com/returns',
 };
 
+/** What the tent says of itself, as a Product and as a ProductGroup alike. */
+const TENT = {
+  productID: 'p-1',
+  name: 'Two-person tent',
+  description: 'Light and quick to pitch.',
+  brand: { '@type': 'Brand', name: 'Acme' },
+  category: 'Camping > Tents',
+  image: ['https://cdn.example.com/tent-front.jpg', 'https://cdn.example.com/tent-side.jpg'],
+  url: 'https://shop.example.com/products/TENT-2P',
+};
+
+/** What every offer of the tent says beyond its price and stock, with the full settings. */
+const OFFER_TERMS = {
+  itemCondition: 'https://schema.org/NewCondition',
+  url: 'https://shop.example.com/products/TENT-2P',
+  seller: SELLER,
+  shippingDetails: SHIPPING,
+  hasMerchantReturnPolicy: RETURNS,
+};
+
 describe('catalog feed JSON-LD', () => {
   it('is an ItemList; a product with one offered variant is a Product with its Offer, condition, seller, shipping and returns', () => {
     const { jsonLd, feed } = built([product()], full);
@@ -125,15 +129,9 @@ describe('catalog feed JSON-LD', () => {
         position: 1,
         item: {
           '@type': 'Product',
-          productID: 'p-1',
-          name: 'Two-person tent',
-          description: 'Light and quick to pitch.',
+          ...TENT,
           sku: 'TENT-2P',
           gtin13: '4006381333931',
-          brand: { '@type': 'Brand', name: 'Acme' },
-          category: 'Camping > Tents',
-          image: ['https://cdn.example.com/tent-front.jpg', 'https://cdn.example.com/tent-side.jpg'],
-          url: 'https://shop.example.com/products/TENT-2P',
           offers: [
             {
               '@type': 'Offer',
@@ -142,11 +140,7 @@ describe('catalog feed JSON-LD', () => {
               price: '249.90',
               priceCurrency: 'EUR',
               availability: 'https://schema.org/InStock',
-              itemCondition: 'https://schema.org/NewCondition',
-              url: 'https://shop.example.com/products/TENT-2P',
-              seller: SELLER,
-              shippingDetails: SHIPPING,
-              hasMerchantReturnPolicy: RETURNS,
+              ...OFFER_TERMS,
             },
           ],
         },
@@ -159,14 +153,8 @@ describe('catalog feed JSON-LD', () => {
     const item = itemOf(twoVariants(), full);
     expect(item).toEqual({
       '@type': 'ProductGroup',
-      productID: 'p-1',
+      ...TENT,
       productGroupID: 'TENT-2P',
-      name: 'Two-person tent',
-      description: 'Light and quick to pitch.',
-      brand: { '@type': 'Brand', name: 'Acme' },
-      category: 'Camping > Tents',
-      image: ['https://cdn.example.com/tent-front.jpg', 'https://cdn.example.com/tent-side.jpg'],
-      url: 'https://shop.example.com/products/TENT-2P',
       hasVariant: [
         {
           '@type': 'Product',
@@ -175,17 +163,7 @@ describe('catalog feed JSON-LD', () => {
           sku: 'TENT-2P-GRN',
           gtin13: '4006381333931',
           image: ['https://cdn.example.com/tent-front.jpg', 'https://cdn.example.com/tent-side.jpg'],
-          offers: {
-            '@type': 'Offer',
-            price: '249.90',
-            priceCurrency: 'EUR',
-            availability: 'https://schema.org/InStock',
-            itemCondition: 'https://schema.org/NewCondition',
-            url: 'https://shop.example.com/products/TENT-2P',
-            seller: SELLER,
-            shippingDetails: SHIPPING,
-            hasMerchantReturnPolicy: RETURNS,
-          },
+          offers: { '@type': 'Offer', price: '249.90', priceCurrency: 'EUR', availability: 'https://schema.org/InStock', ...OFFER_TERMS },
         },
         expect.objectContaining({
           '@type': 'Product',
@@ -342,15 +320,7 @@ describe('ACP products.jsonl', () => {
 
   it("carries the product, its variants' prices in minor units, stock, barcode, category, condition and the seller's links", () => {
     const [line] = built([twoVariants()], full).lines;
-    const seller = {
-      name: 'Acme Outdoor',
-      links: [
-        { type: 'website', url: 'https://shop.example.com/' },
-        { type: 'privacy_policy', url: 'https://shop.example.com/privacy' },
-        { type: 'terms_of_service', url: 'https://shop.example.com/terms' },
-        { type: 'refund_policy', url: 'https://shop.example.com/returns' },
-      ],
-    };
+    const seller = { name: 'Acme Outdoor', links: SELLER_LINKS };
     expect(line).toEqual({
       id: 'p-1',
       title: 'Two-person tent',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COUNTRY_CODE_COUNT, countryProblem } from '../../commands/ucp/countries.ts';
 import { httpUrlProblem, productUrl, settingsOf, urlTemplateProblem, type CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
+import { feedSettings, SELLER_PAGES } from '../support/feed-settings.ts';
 
 describe('product URL template', () => {
   it.each([
@@ -65,20 +66,16 @@ describe('countries', () => {
 
 describe('settings of an event', () => {
   it('keep every setting and nothing else', () => {
-    const settings: CatalogFeedSettings = {
-      sellerName: 'Acme',
-      productUrlTemplate: 'https://shop.example.com/{sku}',
-      sellerUrl: 'https://shop.example.com/',
+    const settings = feedSettings({
+      ...SELLER_PAGES,
       storeCountry: 'DE',
       targetCountries: ['DE'],
-      privacyPolicyUrl: 'https://shop.example.com/privacy',
-      termsOfServiceUrl: 'https://shop.example.com/terms',
-      returnPolicyUrl: 'https://shop.example.com/returns',
       returnWindowDays: 14,
       itemCondition: 'used',
       shippingPrice: '4.95',
       shippingCurrency: 'EUR',
-    };
+    });
+    expect(Object.values(settings)).not.toContain(null);
     expect(settingsOf({ feedId: 'f', ...settings } as CatalogFeedSettings)).toEqual(settings);
   });
 });
