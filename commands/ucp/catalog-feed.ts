@@ -2,55 +2,19 @@ import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
+import { normalizedSettings, sameSettings, settingsOf, settingsProblems, type CatalogFeedSettings } from './feed-settings.ts';
 
 /**
- * A tenant and org's catalog feed (issue 14, docs/decisions.md "Catalog feed"): the settings it is built with (seller
- * name, product URL template) and the files it is published as. The feed processor builds the files and publishes them
- * here; a publication whose content is the current one records nothing, so a rebuild after a crash or of an unchanged
- * catalog leaves no trace in the log.
+ * A tenant and org's catalog feed (issue 14, docs/decisions.md "Catalog feed"): the settings it is built with
+ * (commands/ucp/feed-settings.ts) and the files it is published as. The feed processor builds the files and publishes
+ * them here; a publication whose content is the current one records nothing, so a rebuild after a crash or of an
+ * unchanged catalog leaves no trace in the log. A feed asked for before it has any is requested once (issue 26).
  */
 const CATALOG_FEED_NAMESPACE = '4c2f8e1a-7b3d-4e59-a6c8-1d9f0b2e7a46';
 
 export const catalogFeedIdOf = (tenantId: string, orgId: string): string => uuidv5(`${tenantId}/${orgId}`, CATALOG_FEED_NAMESPACE);
 
-/** The placeholders a product URL template may name: the product's id, or its SKU (the first variant's when it has none). */
-export const URL_PLACEHOLDERS = ['id', 'sku'] as const;
-export type UrlPlaceholder = (typeof URL_PLACEHOLDERS)[number];
-export const MAX_SELLER_NAME = 200;
-export const MAX_URL_TEMPLATE = 2_000;
-
-/** Why `template` is not a usable product URL template, or undefined when it is. */
-export function urlTemplateProblem(template: string): string | undefined {
-  if (template.length > MAX_URL_TEMPLATE) return `must be at most ${MAX_URL_TEMPLATE} characters long`;
-  const named = [...template.matchAll(/\{([^{}]*)\}/g)].map((match) => match[1] as string);
-  const unknown = named.find((name) => !(URL_PLACEHOLDERS as readonly string[]).includes(name));
-  if (unknown !== undefined) return `names the unknown placeholder {${unknown}} (use {id} or {sku})`;
-  if (/[{}]/.test(template.replace(/\{(id|sku)\}/g, ''))) return 'has an unbalanced { or }';
-  if (named.length === 0) return 'must name {id} or {sku}, or every product would get the same URL';
-  let url: URL;
-  try {
-    url = new URL(template.replace(/\{(id|sku)\}/g, 'x'));
-  } catch {
-    return 'must be an absolute URL such as https://shop.example.com/products/{sku}';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
-  if (url.username || url.password) return 'must not carry credentials';
-  return undefined;
-}
-
-/** The template with each placeholder replaced by its value, URL-encoded; undefined when a value it names is missing. */
-export function productUrl(template: string, values: Record<UrlPlaceholder, string | null>): string | undefined {
-  let missing = false;
-  const url = template.replace(/\{(id|sku)\}/g, (_, name: UrlPlaceholder) => {
-    const value = values[name];
-    if (value === null || value === '') missing = true;
-    return encodeURIComponent(value ?? '');
-  });
-  return missing ? undefined : url;
-}
-
 // ── Events ──────────────────────────────────────────────────────────────────
-export type CatalogFeedSettings = { sellerName: string; productUrlTemplate: string };
 export type CatalogFeedConfigured = Event<'CatalogFeedConfigured', { feedId: string } & CatalogFeedSettings>;
 /** `contentHash`: SHA-256 of both files; the keys are content-addressed (docs/decisions.md "Catalog feed"). */
 export type CatalogFeedPublished = Event<
@@ -59,23 +23,25 @@ export type CatalogFeedPublished = Event<
 >;
 /** Files no longer served, deleted from object storage once every link to them has expired. */
 export type CatalogFeedFilesPruned = Event<'CatalogFeedFilesPruned', { feedId: string; keys: string[] }>;
-export type CatalogFeedEvent = CatalogFeedConfigured | CatalogFeedPublished | CatalogFeedFilesPruned;
+/** The feed was asked for before it had any publication: the feed processor builds it. */
+export type CatalogFeedRequested = Event<'CatalogFeedRequested', { feedId: string }>;
+export type CatalogFeedEvent = CatalogFeedConfigured | CatalogFeedPublished | CatalogFeedFilesPruned | CatalogFeedRequested;
 
 // ── State ───────────────────────────────────────────────────────────────────
-export type CatalogFeed = { settings: CatalogFeedSettings | null; contentHash: string | null; servedKeys: string[] };
+export type CatalogFeed = { settings: CatalogFeedSettings | null; contentHash: string | null; servedKeys: string[]; requested: boolean };
 
-export const initialState = (): CatalogFeed => ({ settings: null, contentHash: null, servedKeys: [] });
+export const initialState = (): CatalogFeed => ({ settings: null, contentHash: null, servedKeys: [], requested: false });
 
 export const evolve = (state: CatalogFeed, event: CatalogFeedEvent): CatalogFeed => {
   switch (event.type) {
-    case 'CatalogFeedConfigured': {
-      const { sellerName, productUrlTemplate } = event.data;
-      return { ...state, settings: { sellerName, productUrlTemplate } };
-    }
+    case 'CatalogFeedConfigured':
+      return { ...state, settings: settingsOf(event.data) };
     case 'CatalogFeedPublished':
       return { ...state, contentHash: event.data.contentHash, servedKeys: [event.data.jsonLdKey, event.data.jsonlKey] };
     case 'CatalogFeedFilesPruned':
       return state;
+    case 'CatalogFeedRequested':
+      return { ...state, requested: true };
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -87,20 +53,18 @@ export const evolve = (state: CatalogFeed, event: CatalogFeedEvent): CatalogFeed
 export type ConfigureCatalogFeed = Command<'ConfigureCatalogFeed', CatalogFeedConfigured['data']>;
 export type PublishCatalogFeed = Command<'PublishCatalogFeed', CatalogFeedPublished['data']>;
 export type PruneCatalogFeedFiles = Command<'PruneCatalogFeedFiles', CatalogFeedFilesPruned['data']>;
-export type CatalogFeedCommand = ConfigureCatalogFeed | PublishCatalogFeed | PruneCatalogFeedFiles;
+export type RequestCatalogFeed = Command<'RequestCatalogFeed', CatalogFeedRequested['data']>;
+export type CatalogFeedCommand = ConfigureCatalogFeed | PublishCatalogFeed | PruneCatalogFeedFiles | RequestCatalogFeed;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const invalid = (path: string, message: string) => new ValidationError(`the field ${path} ${message}`, [{ path, message }]);
 
 const configure = ({ data }: ConfigureCatalogFeed, state: CatalogFeed): CatalogFeedEvent[] => {
-  const sellerName = data.sellerName.trim();
-  if (sellerName === '') throw invalid('sellerName', 'must not be empty');
-  if (sellerName.length > MAX_SELLER_NAME) throw invalid('sellerName', `must be at most ${MAX_SELLER_NAME} characters long`);
-  const problem = urlTemplateProblem(data.productUrlTemplate);
-  if (problem) throw invalid('productUrlTemplate', problem);
-  const { settings } = state;
-  if (settings?.sellerName === sellerName && settings.productUrlTemplate === data.productUrlTemplate) return [];
-  return [{ type: 'CatalogFeedConfigured', data: { feedId: data.feedId, sellerName, productUrlTemplate: data.productUrlTemplate } }];
+  const settings = normalizedSettings(settingsOf(data));
+  const [problem, ...more] = settingsProblems(settings);
+  if (problem) throw new ValidationError(`the field ${problem.path} ${problem.message}`, [problem, ...more]);
+  if (sameSettings(state.settings, settings)) return [];
+  return [{ type: 'CatalogFeedConfigured', data: { feedId: data.feedId, ...settings } }];
 };
 
 const publish = ({ data }: PublishCatalogFeed, state: CatalogFeed): CatalogFeedEvent[] => {
@@ -116,6 +80,10 @@ const prune = ({ data }: PruneCatalogFeedFiles, state: CatalogFeed): CatalogFeed
   return keys.length === 0 ? [] : [{ type: 'CatalogFeedFilesPruned', data: { feedId: data.feedId, keys } }];
 };
 
+/** Once: later requests wait for the same first publication. */
+const request = ({ data }: RequestCatalogFeed, state: CatalogFeed): CatalogFeedEvent[] =>
+  state.contentHash !== null || state.requested ? [] : [{ type: 'CatalogFeedRequested', data: { feedId: data.feedId } }];
+
 export const decide = (command: CatalogFeedCommand, state: CatalogFeed): CatalogFeedEvent[] => {
   switch (command.type) {
     case 'ConfigureCatalogFeed':
@@ -124,6 +92,8 @@ export const decide = (command: CatalogFeedCommand, state: CatalogFeed): Catalog
       return publish(command, state);
     case 'PruneCatalogFeedFiles':
       return prune(command, state);
+    case 'RequestCatalogFeed':
+      return request(command, state);
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
@@ -139,5 +109,8 @@ export const catalogFeedAggregate = defineAggregate({
   stream: 'ucp.catalog-feed',
   decider: catalogFeedDecider,
   id: 'feedId',
-  events: { namespace: 'commerce.ledger.ucp', types: ['CatalogFeedConfigured', 'CatalogFeedPublished', 'CatalogFeedFilesPruned'] },
+  events: {
+    namespace: 'commerce.ledger.ucp',
+    types: ['CatalogFeedConfigured', 'CatalogFeedPublished', 'CatalogFeedFilesPruned', 'CatalogFeedRequested'],
+  },
 });

@@ -4,7 +4,7 @@ import { catalogProjection } from '../../projections/catalog/catalog-projection.
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { blockedProducts } from '../../projections/validation/validation-queries.ts';
-import type { FeedProduct, FeedVariant } from './feed-document.ts';
+import type { FeedProduct, FeedVariant } from './feed-product.ts';
 
 const catalog = liveSchema(catalogProjection);
 const oms = liveSchema(omsProjection);
@@ -48,7 +48,12 @@ export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): 
     const media = (await trx(`${catalog}.media`)
       .whereIn('product_id', ids)
       .orderBy([{ column: 'sort_order' }, { column: 'created_at' }, { column: 'id' }])
-      .select('product_id', 'url')) as { product_id: string; url: string }[];
+      .select('product_id', 'variant_id', 'url', 'alt_text')) as {
+      product_id: string;
+      variant_id: string | null;
+      url: string;
+      alt_text: string | null;
+    }[];
     const variantIds = variants.map((v) => v.id);
     const levels = (await trx(`${oms}.stock_levels`)
       .where({ tenant_id: scope.tenantId, org_id: scope.orgId })
@@ -62,7 +67,7 @@ export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): 
       yield {
         ...product,
         hasOpenError: failing.has(product.id),
-        images: (mediaOf.get(product.id) ?? []).map((m) => m.url),
+        media: (mediaOf.get(product.id) ?? []).map((m) => ({ url: m.url, altText: m.alt_text, variantId: m.variant_id })),
         variants: (variantsOf.get(product.id) ?? []).map(({ product_id: _p, ...variant }) => ({
           ...variant,
           available: available.get(variant.id) ?? 0,

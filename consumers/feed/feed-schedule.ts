@@ -33,10 +33,13 @@ export class FeedSchedule {
     private readonly maxDelayMs: number,
   ) {}
 
-  /** A consumed batch: the tenants and orgs (keys) its events touch, and where it ends. */
-  consumed(keys: Iterable<string>, end: ConsumedEnd, now: number): void {
+  /**
+   * A consumed batch: the tenants and orgs (keys) its events touch, and where it ends. `awaited`: keys whose first feed
+   * a request is waiting for, built at once (as if their maximum delay had passed).
+   */
+  consumed(keys: Iterable<string>, end: ConsumedEnd, now: number, awaited: ReadonlySet<string> = new Set()): void {
     this.seq += 1;
-    for (const key of keys) this.mark(key, now, this.seq);
+    for (const key of keys) this.mark(key, now, this.seq, awaited.has(key));
     this.ends.push({ seq: this.seq, topic: end.topic, partition: end.partition, offset: (BigInt(end.lastOffset) + 1n).toString() });
   }
 
@@ -103,9 +106,12 @@ export class FeedSchedule {
     return [...latest.values()];
   }
 
-  private mark(key: string, now: number, seq: number): void {
+  private mark(key: string, now: number, seq: number, awaited: boolean): void {
+    const firstAt = awaited ? now - this.maxDelayMs : now;
     const dirty = this.dirty.get(key);
-    if (dirty) dirty.lastAt = now;
-    else this.dirty.set(key, { firstAt: now, lastAt: now, firstSeq: seq });
+    if (dirty) {
+      dirty.lastAt = now;
+      dirty.firstAt = Math.min(dirty.firstAt, firstAt);
+    } else this.dirty.set(key, { firstAt, lastAt: now, firstSeq: seq });
   }
 }

@@ -7,12 +7,8 @@ import { productAggregate } from '../../commands/catalog/product.ts';
 import { inventoryAggregate } from '../../commands/oms/inventory.ts';
 import { productQualityAggregate } from '../../commands/quality/product-quality.ts';
 import { skuUsageAggregate } from '../../commands/quality/sku-usage.ts';
-import {
-  catalogFeedAggregate,
-  catalogFeedIdOf,
-  type CatalogFeedCommand,
-  type CatalogFeedSettings,
-} from '../../commands/ucp/catalog-feed.ts';
+import { catalogFeedAggregate, catalogFeedIdOf, type CatalogFeedCommand } from '../../commands/ucp/catalog-feed.ts';
+import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Command, CommandInput } from '../../ledger/message.ts';
@@ -25,7 +21,7 @@ import { namespaced } from '../../ledger/topics.ts';
 import { WakeUp } from '../../ledger/wake-up.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { feedProjection } from '../../projections/feed/feed-projection.ts';
-import { findCatalogFeed, replacedFiles } from '../../projections/feed/feed-queries.ts';
+import { feedSettingsOf, findCatalogFeed, replacedFiles } from '../../projections/feed/feed-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
 import type { ObjectStore } from '../../storage/object-store.ts';
@@ -72,7 +68,7 @@ const WATCHED: { topic: TopicSpec; types?: ReadonlySet<string>; projection: Proj
     types: new Set(['StockAdjusted', 'StockReserved', 'StockReleased', 'StockShipped']),
     projection: omsProjection,
   },
-  { topic: catalogFeedAggregate.events, types: new Set(['CatalogFeedConfigured']), projection: feedProjection },
+  { topic: catalogFeedAggregate.events, types: new Set(['CatalogFeedConfigured', 'CatalogFeedRequested']), projection: feedProjection },
 ];
 
 const gzip = promisify(gzipCallback);
@@ -81,7 +77,8 @@ const keyOf = (tenantId: string, orgId: string) => `${tenantId}/${orgId}`;
 
 /**
  * The catalog feed processor (issue 14): consumes the catalog, quality, inventory and feed-settings events in its own
- * consumer group, notes which tenants and orgs they touch, and rebuilds each one's feed debounced (FeedSchedule):
+ * consumer group, notes which tenants and orgs they touch, and rebuilds each one's feed debounced (FeedSchedule; a
+ * feed requested before its first build, which a request waits for, at once):
  * waits until the read models have applied what it consumed, reads the tenant's products page by page from one
  * snapshot, writes both files under content-addressed keys, then publishes them (PublishCatalogFeed). It commits its
  * offsets only past changes every feed reflects, so a crash anywhere builds again; the same content publishes nothing.
@@ -144,12 +141,14 @@ class FeedWorker implements Part {
     const watched = WATCHED.find((w) => namespaced(this.deps.namespace, w.topic.name) === batch.topic);
     if (!watched || batch.messages.length === 0) return;
     const keys = new Set<string>();
+    const awaited = new Set<string>();
     for (const message of batch.messages) {
       const type = message.headers?.['event-type']?.toString();
       if (!message.value || (watched.types && type !== undefined && !watched.types.has(type))) continue;
       const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
       if (watched.types && !watched.types.has(event.type)) continue;
       keys.add(keyOf(event.envelope.tenantId, event.envelope.orgId));
+      if (event.type === 'CatalogFeedRequested') awaited.add(keyOf(event.envelope.tenantId, event.envelope.orgId));
     }
     const end: ConsumedEnd = { topic: batch.topic, partition: batch.partition, lastOffset: batch.lastOffset() };
     this.consumedUpTo.set(`${batch.topic}|${batch.partition}`, {
@@ -158,7 +157,7 @@ class FeedWorker implements Part {
       offset: BigInt(end.lastOffset),
       projection: watched.projection.name,
     });
-    this.schedule.consumed(keys, end, Date.now());
+    this.schedule.consumed(keys, end, Date.now(), awaited);
     await this.commit();
     this.wakeUp.wake();
   }
@@ -186,9 +185,7 @@ class FeedWorker implements Part {
       await this.readModelsCaughtUp();
       const scope = { tenantId, orgId };
       const row = await findCatalogFeed(this.deps.db, scope);
-      const settings: CatalogFeedSettings | null =
-        row?.seller_name && row.product_url_template ? { sellerName: row.seller_name, productUrlTemplate: row.product_url_template } : null;
-      const feed = await this.read(scope, settings);
+      const feed = await this.read(scope, feedSettingsOf(row));
       const published = row?.content_hash === feed.contentHash;
       if (!published) await this.publish(scope, feed);
       this.schedule.finished(key, true, Date.now());

@@ -36,4 +36,23 @@ export const feedMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    name: '003-seller-settings',
+    up: async (db, schema) => {
+      // Issue 26: what agents and merchant listings need of the seller; requested_at: a feed asked for before its first build.
+      await db.schema.withSchema(schema).alterTable('catalog_feeds', (t) => {
+        t.text('seller_url');
+        t.text('store_country');
+        t.jsonb('target_countries').notNullable().defaultTo('[]');
+        t.text('privacy_policy_url');
+        t.text('terms_of_service_url');
+        t.text('return_policy_url');
+        t.integer('return_window_days');
+        t.text('item_condition');
+        t.text('shipping_price');
+        t.text('shipping_currency');
+        t.timestamp('requested_at', { useTz: true, precision: 3 });
+      });
+    },
+  },
 ];

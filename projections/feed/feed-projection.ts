@@ -1,4 +1,5 @@
 import { catalogFeedAggregate, type CatalogFeedEvent } from '../../commands/ucp/catalog-feed.ts';
+import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { projectionOf, type EventHandlers, type Projection } from '../../ledger/projection.ts';
 import { feedMigrations } from './feed-migrations.ts';
@@ -9,17 +10,34 @@ const owner = (event: RecordedEvent<CatalogFeedEvent>) => ({
   org_id: event.envelope.orgId,
 });
 
+const settingsColumns = (settings: CatalogFeedSettings) => ({
+  seller_name: settings.sellerName,
+  product_url_template: settings.productUrlTemplate,
+  seller_url: settings.sellerUrl,
+  store_country: settings.storeCountry,
+  target_countries: JSON.stringify(settings.targetCountries),
+  privacy_policy_url: settings.privacyPolicyUrl,
+  terms_of_service_url: settings.termsOfServiceUrl,
+  return_policy_url: settings.returnPolicyUrl,
+  return_window_days: settings.returnWindowDays,
+  item_condition: settings.itemCondition,
+  shipping_price: settings.shippingPrice,
+  shipping_currency: settings.shippingCurrency,
+});
+
 const handlers: EventHandlers<CatalogFeedEvent> = {
-  CatalogFeedConfigured: (event, { table }) =>
-    table('catalog_feeds')
-      .insert({
-        ...owner(event),
-        seller_name: event.data.sellerName,
-        product_url_template: event.data.productUrlTemplate,
-        configured_at: new Date(event.envelope.occurredAt),
-      })
+  CatalogFeedConfigured: (event, { table }) => {
+    const settings = settingsColumns(event.data);
+    return table('catalog_feeds')
+      .insert({ ...owner(event), ...settings, configured_at: new Date(event.envelope.occurredAt) })
       .onConflict('id')
-      .merge(['seller_name', 'product_url_template', 'configured_at']),
+      .merge([...Object.keys(settings), 'configured_at']);
+  },
+  CatalogFeedRequested: (event, { table }) =>
+    table('catalog_feeds')
+      .insert({ ...owner(event), requested_at: new Date(event.envelope.occurredAt) })
+      .onConflict('id')
+      .merge(['requested_at']),
   CatalogFeedPublished: async (event, { table }) => {
     const { feedId, jsonLdKey, jsonlKey } = event.data;
     const at = new Date(event.envelope.occurredAt);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { S3PROXY_ACCESS_KEY_ID, S3PROXY_SECRET_ACCESS_KEY } from '../../stack/s3/s3proxy.ts';
+import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import type { Tenant } from '../support/client.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -69,9 +70,22 @@ describe('catalog feed on S3 (the local S3-compatible server)', () => {
 
     const sibling = await redirectOf(tenant, '/api/v1/ucp/product-feed.jsonl');
     expect(sibling.status).toBe(302);
-    const lines = (await (await fetch(sibling.location as string)).text()).split('\n').filter(Boolean);
-    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
-      expect.objectContaining({ item_group_id: productId, price: '39.00 EUR', seller_name: 'Acme', availability: 'out_of_stock' }),
+    const lines = (await (await fetch(sibling.location as string)).text())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const line of lines) expect(acpProductProblems(line), JSON.stringify(line)).toEqual([]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        id: productId,
+        variants: [
+          expect.objectContaining({
+            price: { amount: 3900, currency: 'EUR' },
+            seller: { name: 'Acme' },
+            availability: { available: false, status: 'out_of_stock' },
+          }),
+        ],
+      }),
     ]);
 
     // Replaced files are deleted once FEED_KEEP_REPLACED_SECONDS (here 2 s) have passed, at the next build; the served

@@ -3,13 +3,13 @@ import {
   catalogFeedAggregate,
   catalogFeedDecider,
   catalogFeedIdOf,
-  productUrl,
-  urlTemplateProblem,
   type CatalogFeedCommand,
   type CatalogFeedEvent,
 } from '../../commands/ucp/catalog-feed.ts';
+import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import { ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification, type WithoutMetadata } from '../support/decider-specification.ts';
+import { feedSettings, SELLER_PAGES } from '../support/feed-settings.ts';
 
 const given = DeciderSpecification.for(catalogFeedDecider);
 
@@ -18,14 +18,27 @@ const TEMPLATE = 'https://shop.example.com/products/{sku}';
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
 
-const configure = (sellerName = 'Acme', productUrlTemplate = TEMPLATE): WithoutMetadata<CatalogFeedCommand> => ({
+const settings = (overrides: Partial<CatalogFeedSettings> = {}) =>
+  feedSettings({ sellerName: 'Acme', productUrlTemplate: TEMPLATE, itemCondition: 'new', ...overrides });
+const configureWith = (overrides: Partial<CatalogFeedSettings>): WithoutMetadata<CatalogFeedCommand> => ({
   type: 'ConfigureCatalogFeed',
-  data: { feedId, sellerName, productUrlTemplate },
+  data: { feedId, ...settings(overrides) },
 });
-const configured = (sellerName = 'Acme', productUrlTemplate = TEMPLATE): CatalogFeedEvent => ({
+const configuredWith = (overrides: Partial<CatalogFeedSettings>): CatalogFeedEvent => ({
   type: 'CatalogFeedConfigured',
-  data: { feedId, sellerName, productUrlTemplate },
+  data: { feedId, ...settings(overrides) },
 });
+const configure = (sellerName = 'Acme', productUrlTemplate = TEMPLATE) => configureWith({ sellerName, productUrlTemplate });
+const configured = (sellerName = 'Acme', productUrlTemplate = TEMPLATE) => configuredWith({ sellerName, productUrlTemplate });
+const SELLER = {
+  ...SELLER_PAGES,
+  storeCountry: 'DE',
+  targetCountries: ['AT', 'DE'],
+  returnWindowDays: 30,
+  itemCondition: 'refurbished',
+  shippingPrice: '4.95',
+  shippingCurrency: 'EUR',
+} as const satisfies Partial<CatalogFeedSettings>;
 const publication = (contentHash: string) => ({
   feedId,
   contentHash,
@@ -68,6 +81,42 @@ describe('catalog feed decider', () => {
         .then([configured('Acme', 'https://shop.example.com/p/{id}')]);
     });
 
+    it("records the seller's site, countries, policies, condition and shipping rate", () => {
+      given()
+        .when(configureWith({ ...SELLER, targetCountries: [...SELLER.targetCountries] }))
+        .then([configuredWith({ ...SELLER, targetCountries: ['AT', 'DE'] })]);
+    });
+
+    it('keeps countries upper-cased and the target countries sorted, each once, so the same settings again record nothing', () => {
+      given()
+        .when(configureWith({ storeCountry: 'de', targetCountries: ['de', 'AT', 'at'] }))
+        .then([configuredWith({ storeCountry: 'DE', targetCountries: ['AT', 'DE'] })]);
+      given([configuredWith({ storeCountry: 'DE', targetCountries: ['AT', 'DE'] })])
+        .when(configureWith({ storeCountry: 'de', targetCountries: ['DE', 'AT'] }))
+        .thenNothingHappened();
+    });
+
+    it('replaces every setting: one left out is cleared', () => {
+      given([configuredWith({ ...SELLER, targetCountries: ['AT', 'DE'] })])
+        .when(configure())
+        .then([configured()]);
+    });
+
+    it('refuses what is not a country, an http(s) URL, or a window or rate without the countries they apply to', () => {
+      const refused = (overrides: Partial<CatalogFeedSettings>, path: string) =>
+        given()
+          .when(configureWith(overrides))
+          .thenThrows(ValidationError, (error) => error.details.some((detail) => detail.path === path));
+      refused({ storeCountry: 'UK' }, 'storeCountry');
+      refused({ targetCountries: ['DE', 'XX'] }, 'targetCountries.1');
+      refused({ sellerUrl: 'ftp://shop.example.com/' }, 'sellerUrl');
+      refused({ privacyPolicyUrl: '/privacy' }, 'privacyPolicyUrl');
+      refused({ returnWindowDays: 30 }, 'returnWindowDays');
+      refused({ targetCountries: ['DE'], returnWindowDays: -1 }, 'returnWindowDays');
+      refused({ shippingPrice: '4.95', shippingCurrency: 'EUR' }, 'shippingPrice');
+      refused({ targetCountries: ['DE'], shippingPrice: '4.95' }, 'shippingPrice');
+    });
+
     it('refuses a blank seller name and a bad template', () => {
       given().when(configure('   ')).thenThrows(ValidationError);
       given()
@@ -104,6 +153,26 @@ describe('catalog feed decider', () => {
   });
 });
 
+describe('a feed asked for before its first publication', () => {
+  const request: WithoutMetadata<CatalogFeedCommand> = { type: 'RequestCatalogFeed', data: { feedId } };
+  const requested: CatalogFeedEvent = { type: 'CatalogFeedRequested', data: { feedId } };
+
+  it('is requested once, however many ask', () => {
+    given().when(request).then([requested]);
+    given([configured()]).when(request).then([requested]);
+    given([requested]).when(request).thenNothingHappened();
+  });
+
+  it('is not requested once it has been published', () => {
+    given([published(HASH_A)])
+      .when(request)
+      .thenNothingHappened();
+    given([requested, published(HASH_A)])
+      .when(request)
+      .thenNothingHappened();
+  });
+});
+
 describe('pruning old files', () => {
   const prune = (keys: string[]): WithoutMetadata<CatalogFeedCommand> => ({ type: 'PruneCatalogFeedFiles', data: { feedId, keys } });
   const old = publication(HASH_A);
@@ -122,34 +191,5 @@ describe('pruning old files', () => {
     given([published(HASH_A), published(HASH_B)])
       .when(prune([old.jsonLdKey, served.jsonlKey]))
       .then([{ type: 'CatalogFeedFilesPruned', data: { feedId, keys: [old.jsonLdKey] } }]);
-  });
-});
-
-describe('product URL template', () => {
-  it.each([
-    ['https://shop.example.com/products/{sku}'],
-    ['https://shop.example.com/p/{id}?ref=feed'],
-    ['http://localhost:8080/{sku}/{id}'],
-  ])('accepts %s', (template) => {
-    expect(urlTemplateProblem(template)).toBeUndefined();
-  });
-
-  it.each([
-    ['https://shop.example.com/products', 'must name {id} or {sku}'],
-    ['https://shop.example.com/{slug}', 'unknown placeholder {slug}'],
-    ['https://shop.example.com/{sku', 'unbalanced'],
-    ['/products/{sku}', 'absolute URL'],
-    ['ftp://shop.example.com/{sku}', 'http or https'],
-    ['javascript:alert({id})', 'http or https'],
-    ['https://user:pw@shop.example.com/{sku}', 'credentials'],
-    [`https://shop.example.com/${'x'.repeat(2_000)}/{id}`, 'at most 2000'],
-  ])('refuses %s', (template, reason) => {
-    expect(urlTemplateProblem(template)).toContain(reason);
-  });
-
-  it('fills in the values URL-encoded, and gives none when a value is missing', () => {
-    expect(productUrl('https://s.example/{sku}?id={id}', { id: 'p1', sku: 'A B/1' })).toBe('https://s.example/A%20B%2F1?id=p1');
-    expect(productUrl('https://s.example/{sku}', { id: 'p1', sku: null })).toBeUndefined();
-    expect(productUrl('https://s.example/{id}', { id: 'p1', sku: null })).toBe('https://s.example/p1');
   });
 });

@@ -39,6 +39,18 @@ describe('FeedSchedule (debounce per tenant)', () => {
     for (let i = 1; i < builds.length; i++) expect((builds[i] as number) - (builds[i - 1] as number)).toBeGreaterThanOrEqual(5_000);
   });
 
+  it('builds a feed a request waits for at once, first, and a build already running of it is not doubled', () => {
+    const schedule = new FeedSchedule(1_000, 5_000);
+    schedule.consumed(['a'], end(0, 1), 0);
+    schedule.consumed(['b'], end(0, 2), 500, new Set(['b']));
+    expect(schedule.due(500)).toEqual(['b']);
+    expect(schedule.nextDueIn(500)).toBe(0);
+    schedule.started('b');
+    schedule.consumed(['b'], end(0, 3), 600, new Set(['b']));
+    expect(schedule.due(600)).toEqual([]);
+    expect(schedule.due(1_000)).toEqual(['a']);
+  });
+
   it('debounces each tenant on its own', () => {
     const schedule = new FeedSchedule(1_000, 5_000);
     schedule.consumed(['a'], end(0, 1), 0);
