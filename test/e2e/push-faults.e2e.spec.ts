@@ -76,10 +76,13 @@ describe('fan-out when the platforms misbehave', () => {
     expect(one).toMatchObject({ name: 'Saucepan', description: 'Saucepan described', is_active: true });
     expect(content(two!)).toEqual(content(one!));
 
-    // Both 500s were answered; the item was created once.
+    // Both 500s were answered; the item was created once, and its default itemvariant (the product's SKU) once.
     const c1Log = standIn.requests(c1.unified);
+    const creates = (log: typeof c1Log, kind: string) =>
+      log.filter((r) => r.method === 'POST' && r.status === 200 && r.path.endsWith(`/${kind}`));
     expect(c1Log.filter((r) => r.status === 500)).toHaveLength(2);
-    expect(c1Log.filter((r) => r.method === 'POST' && r.status === 200)).toHaveLength(1);
+    expect(creates(c1Log, 'item')).toHaveLength(1);
+    expect(creates(c1Log, 'itemvariant')).toHaveLength(1);
 
     // The attempt after the 429 came no earlier than its Retry-After (2 s).
     const c2Log = standIn.requests(c2.unified);
@@ -88,7 +91,8 @@ describe('fan-out when the platforms misbehave', () => {
     const next = c2Log[limited + 1];
     expect(next).toBeDefined();
     expect(next!.at - c2Log[limited]!.at).toBeGreaterThanOrEqual(2_000);
-    expect(c2Log.filter((r) => r.method === 'POST' && r.status === 200)).toHaveLength(1);
+    expect(creates(c2Log, 'item')).toHaveLength(1);
+    expect(creates(c2Log, 'itemvariant')).toHaveLength(1);
 
     // The revoked connection is AUTH_FAILED: shown as such, unlisted, and its sync says so; nothing reached it.
     const c3Status = await eventually(
