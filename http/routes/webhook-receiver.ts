@@ -132,6 +132,26 @@ export async function webhookReceiverRoutes(
   const { db, execute } = app.ledger;
   const secrets = app.webhookSecrets;
 
+  /** Appends one delivery to the inbox, once committed to Kafka; false when the inbox had it already. */
+  async function receive(
+    request: FastifyRequest,
+    connection: { id: string; unified_connection_id: string },
+    delivery: { event: string; externalId: string | null; deliveryId: string; payload: string },
+  ): Promise<boolean> {
+    const { event, externalId, deliveryId, payload } = delivery;
+    const data = {
+      inboxId: inboxIdOf(connection.id, externalId, deliveryId),
+      deliveryId,
+      connectionId: connection.id,
+      event,
+      externalId,
+      payload,
+    };
+    const command = { type: 'ReceiveWebhook' as const, data: { ...data, unifiedConnectionId: connection.unified_connection_id } };
+    const executed = await execute(request, inboxAggregate, command, undefined, { until: 'committed' });
+    return executed === undefined || executed.positions.length > 0;
+  }
+
   /** Each object of a verified native delivery is one inbox event, deduplicated per connection and external object. */
   async function receiveNative(request: FastifyRequest, delivery: NativeDelivery) {
     app.ledger.require('postgres');
@@ -148,25 +168,7 @@ export async function webhookReceiverRoutes(
         const payload = JSON.stringify(object);
         // The object, not the body: Unified's retries of one delivery may carry a new nonce and signature.
         const deliveryId = createHash('sha256').update(`${event}\n${payload}`).digest('hex');
-        const executed = await execute(
-          request,
-          inboxAggregate,
-          {
-            type: 'ReceiveWebhook',
-            data: {
-              inboxId: inboxIdOf(connection.id, externalId, deliveryId),
-              deliveryId,
-              connectionId: connection.id,
-              unifiedConnectionId: connection.unified_connection_id,
-              event,
-              externalId,
-              payload,
-            },
-          },
-          undefined,
-          { until: 'committed' },
-        );
-        return (executed?.positions.length ?? 0) > 0;
+        return receive(request, connection, { event, externalId, deliveryId, payload });
       }),
     );
     const received = outcomes.filter(Boolean).length;
@@ -233,25 +235,8 @@ export async function webhookReceiverRoutes(
 
       request.principal = { ...owner, actor: { userId: connection.id, email: null, ip: request.ip } };
       const deliveryId = createHash('sha256').update(raw).digest('hex');
-      const executed = await execute(
-        request,
-        inboxAggregate,
-        {
-          type: 'ReceiveWebhook',
-          data: {
-            inboxId: inboxIdOf(connection.id, externalId, deliveryId),
-            deliveryId,
-            connectionId: connection.id,
-            unifiedConnectionId: connection.unified_connection_id,
-            event,
-            externalId,
-            payload: JSON.stringify(data),
-          },
-        },
-        undefined,
-        { until: 'committed' },
-      );
-      return { status: 'received' as const, duplicate: executed?.positions.length === 0 };
+      const stored = await receive(request, connection, { event, externalId, deliveryId, payload: JSON.stringify(data) });
+      return { status: 'received' as const, duplicate: !stored };
     },
   });
 }
