@@ -225,6 +225,7 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
       .update({ failures: 0, dead_lettered: false, next_attempt_at: null, leased_until: null }),
 };
 
+/** Connections, explicit requests and outcomes: each applied on its own, in order, between the runs of product events. */
 const otherEvents: EventHandlers<PushQueueEvent> = { ...productPushEvents, ...connectionEvents, ...itemPushEvents };
 
 /**
