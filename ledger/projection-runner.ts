@@ -7,7 +7,7 @@ import { supervisedConsumer } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
-import { batchContextFor, contextFor, knexOn, liveSchema, prepareProjectionSchema, type Projection } from './projection.ts';
+import { liveSchema, prepareProjectionSchema, projectionContext, type Projection } from './projection.ts';
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
@@ -72,18 +72,13 @@ const topicSet = (projection: Projection): string =>
     .join(',');
 
 /**
- * Projections with batch forms share a runner (one consumer, one decode of each event and one Postgres transaction per
- * group of batches for all of them) when they name the same `runner`, or else read the same topics. A projection
- * without a batch form runs alone.
+ * Projections share a runner (one consumer, one decode of each event and one Postgres transaction per group of batches
+ * for all of them) when they name the same `runner`, or else read the same topics.
  */
 export function projectionGroups(projections: readonly Projection[]): Projection[][] {
   const groups = new Map<string, Projection[]>();
   for (const projection of projections) {
-    const key = !projection.applyBatch
-      ? `alone:${projection.name}`
-      : projection.runner
-        ? `runner:${projection.runner}`
-        : `topics:${topicSet(projection)}`;
+    const key = projection.runner ? `runner:${projection.runner}` : `topics:${topicSet(projection)}`;
     groups.set(key, [...(groups.get(key) ?? []), projection]);
   }
   return [...groups.values()];
@@ -92,8 +87,8 @@ export function projectionGroups(projections: readonly Projection[]): Projection
 /** The name of a group of projections (of one projection: its name), for its part, its log and its consumer group. */
 export const groupName = (projections: readonly Pick<Projection, 'name'>[]): string => projections.map((p) => p.name).join('+');
 
-/** How a group is applied: with the projection's batch form, or event by event (which can name the failing event). */
-type Mode = 'set-based' | 'per-event';
+/** How a group is applied: as one batch per member, or as one-event batches (which can name the failing event). */
+type Mode = 'whole' | 'event-by-event';
 
 const partitionKey = (topic: string, partition: number) => `${topic}|${partition}`;
 
@@ -110,7 +105,7 @@ export class ProjectionRunner {
   private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
 
-  /** `projection`: one projection, or a group of projections that all have a batch form (see `projectionGroups`). */
+  /** `projection`: one projection, or a group of projections (see `projectionGroups`). */
   constructor(
     private readonly deps: RunnerDeps,
     projection: Projection | readonly Projection[],
@@ -119,8 +114,6 @@ export class ProjectionRunner {
   ) {
     const [first, ...others] = Array.isArray(projection) ? projection : [projection as Projection];
     if (!first) throw new Error('a projection runner needs a projection');
-    if (others.length > 0 && [first, ...others].some((p) => !p.applyBatch))
-      throw new Error(`projections ${groupName([first, ...others])} cannot share a runner: one has no batch form`);
     const member = (p: Projection, schema: string): Member => ({
       projection: p,
       schema,
@@ -192,21 +185,21 @@ export class ProjectionRunner {
   }
 
   /**
-   * Takes each member's lock, then reads every checkpoint of its schema (a few rows: one per partition read), in one
-   * round trip: the statements of one simple query (after `begin`, when `begin` is set), each read with a snapshot
+   * Begins a transaction, takes each member's lock, then reads every checkpoint of its schema (a few rows: one per
+   * partition read), in one round trip: the statements of one simple query, each read with a snapshot
    * taken once its lock is held. The locks are taken in the members' order, the same in every runner and replay.
    */
-  private async lockAndReadCheckpoints(sql: ClientBase, begin = false): Promise<Map<string, bigint>[]> {
+  private async beginAndReadCheckpoints(sql: ClientBase): Promise<Map<string, bigint>[]> {
     const statements = this.members.flatMap(({ projection, schema }) => [
       projectionLockStatement(projection),
       `select topic, partition, "offset" from ${pg.escapeIdentifier(schema)}.checkpoints`,
     ]);
-    const results = (await sql.query(`${begin ? 'begin; ' : ''}${statements.join(';\n')}`)) as unknown as QueryResult<{
+    const results = (await sql.query(`begin; ${statements.join(';\n')}`)) as unknown as QueryResult<{
       topic: string;
       partition: number;
       offset: string;
     }>[];
-    const reads = results.slice(begin ? 1 : 0).filter((_, index) => index % 2 === 1);
+    const reads = results.slice(1).filter((_, index) => index % 2 === 1);
     return reads.map(({ rows }) => new Map(rows.map((row) => [partitionKey(row.topic, row.partition), BigInt(row.offset)])));
   }
 
@@ -263,7 +256,7 @@ export class ProjectionRunner {
     const { db } = this.deps;
     const sql = (await db.client.acquireConnection()) as pg.Client & { __knex__disposed?: unknown };
     try {
-      const applied = await this.lockAndReadCheckpoints(sql, true);
+      const applied = await this.beginAndReadCheckpoints(sql);
       await work(sql, applied);
       await sql.query(`${this.checkpointStatement(positions)}; commit`);
     } catch (error) {
@@ -278,22 +271,18 @@ export class ProjectionRunner {
   }
 
   /**
-   * One Postgres transaction for a group of batches, each skipping what its checkpoint has already seen. A
-   * projection with a batch form applies the whole group with it; should that fail, the group is applied
-   * again event by event in a fresh transaction, which either names the event that cannot be applied
-   * (`ProjectionEventError`) or, if every event applies, commits the group all the same.
+   * One Postgres transaction for a group of batches, each skipping what its checkpoint has already seen, each member
+   * handling its events as one batch. Should that fail, the group is applied again in a fresh transaction as one-event
+   * batches, which either names the event that cannot be applied (`ProjectionEventError`) or, if every event applies,
+   * commits the group all the same.
    */
   private async applyBatches(batches: Batch[]): Promise<void> {
     const decoded = await this.decode(batches);
-    if (!this.members[0]!.projection.applyBatch) {
-      await this.applyGroup(decoded, 'per-event');
-    } else {
-      try {
-        await this.applyGroup(decoded, 'set-based');
-      } catch (error) {
-        this.log.write('warn', 'batch-form', { err: errorField(error) }, 'the batch form failed; applying the group event by event');
-        await this.applyGroup(decoded, 'per-event');
-      }
+    try {
+      await this.applyGroup(decoded, 'whole');
+    } catch (error) {
+      this.log.write('warn', 'batch-form', { err: errorField(error) }, 'the batch form failed; applying the group event by event');
+      await this.applyGroup(decoded, 'event-by-event');
     }
     for (const { batch } of decoded) this.options.onBatch?.(batch.topic, batch.partition, batch.lastOffset());
   }
@@ -332,25 +321,19 @@ export class ProjectionRunner {
 
   private async applyGroup(decoded: DecodedBatch[], mode: Mode): Promise<void> {
     const positions = decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() }));
-    if (mode === 'set-based') {
-      await this.inTransaction(positions, async (sql, applied) => {
-        const db = knexOn(this.deps.db, sql);
-        for (const [index, member] of this.members.entries()) {
-          const fresh = this.fresh(decoded, applied[index]!, member);
-          if (fresh.length > 0) await member.projection.applyBatch?.(fresh, { sql, schema: member.schema, db });
-        }
-      });
-      return;
-    }
-    await this.deps.db.transaction(async (trx) => {
-      const { sql } = await batchContextFor(trx, this.options.schema);
-      const applied = await this.lockAndReadCheckpoints(sql);
+    await this.inTransaction(positions, async (sql, applied) => {
       for (const [index, member] of this.members.entries()) {
         const { projection, schema } = member;
-        const context = contextFor(trx, schema);
-        for (const event of this.fresh(decoded, applied[index]!, member)) {
+        const context = projectionContext(this.deps.db, sql, schema);
+        const fresh = this.fresh(decoded, applied[index]!, member);
+        if (fresh.length === 0) continue;
+        if (mode === 'whole') {
+          await projection.handle(fresh, context);
+          continue;
+        }
+        for (const event of fresh) {
           try {
-            await projection.evolve(event, context);
+            await projection.handle([event], context);
           } catch (error) {
             throw new ProjectionEventError(
               projection.name,
@@ -360,7 +343,6 @@ export class ProjectionRunner {
           }
         }
       }
-      await sql.query(this.checkpointStatement(positions));
     });
   }
 }

@@ -6,20 +6,12 @@ import type { TopicSpec } from './topics.ts';
 
 export type ProjectionMigration = { name: string; up: (db: Knex, schema: string) => Promise<void> };
 
-export type ProjectionContext = { db: Knex.Transaction; schema: string; table: (name: string) => Knex.QueryBuilder };
-
 /**
- * What a batch form writes with: the group's transaction as its plain `pg` connection (knex's builders are too dear per
- * event), and as the knex transaction for the events a batch form hands to its per-event handlers.
+ * What a projection writes with, inside the runner's transaction: the transaction's own `pg` connection (`sql`, for the
+ * set-based statements: knex's builders are too dear per event) and the same connection as a knex (`db`, `table`) for
+ * the projections that write event by event.
  */
-export type BatchContext = { sql: ClientBase; schema: string; db: Knex.Transaction };
-
-/**
- * The set-based form of a projection: the events of a group of batches, in log order, less those at or below the
- * checkpoint and those it does not handle, applied with a few statements for the whole group. It must leave the
- * rows `evolve` leaves when given the same events one by one (test/int/projection-batch.int.spec.ts).
- */
-type BatchForm<E extends Event> = { applyBatch?: (events: RecordedEvent<E>[], context: BatchContext) => Promise<void> };
+export type ProjectionContext = { sql: ClientBase; schema: string; db: Knex.Transaction; table: (name: string) => Knex.QueryBuilder };
 
 /**
  * Where a read model lives and how its tables are made. `awaitedOn`: the topics whose writes wait for this read model
@@ -32,80 +24,75 @@ type ReadModel = {
   migrations: ProjectionMigration[];
   awaitedOn?: TopicSpec[];
   /**
-   * Projections with batch forms that name the same runner share one (one consumer, one Postgres transaction), whatever
-   * their topics; without a name, those of the same topics share one (see `projectionGroups`).
+   * Projections that name the same runner share one (one consumer, one Postgres transaction), whatever their topics;
+   * without a name, those of the same topics share one (see `projectionGroups`).
    */
   runner?: string;
 };
 
 /**
- * A read model: which events it reads and how each one maps to SQL. The runner owns transactions
- * and checkpoints; a projection only says what an event means for its tables. This is the uniform
- * shape the runner consumes; projections are declared typed (`projection`, `projectionOf`).
+ * A read model: which events it reads and what a batch of them means for its tables. `handle` is given the events of
+ * a group of batches, in log order, less those at or below the checkpoint and those it does not handle; the runner
+ * owns the transaction and the checkpoints. A batch of one event is a batch too: the runner names a poison event by
+ * applying the failed group one event at a time, so a batch must leave the rows its events leave in any grouping.
+ * This is the uniform shape the runner consumes; projections are declared typed (`projection`, `projectionOf`).
  */
-export type Projection = ReadModel &
-  BatchForm<Event> & {
-    canHandle: readonly string[];
-    evolve: (event: RecordedEvent, context: ProjectionContext) => Promise<void>;
-  };
+export type Projection = ReadModel & {
+  canHandle: readonly string[];
+  handle: (events: RecordedEvent[], context: ProjectionContext) => Promise<void>;
+};
 
-/** A projection as declared: `canHandle` names event types of E, and `evolve` is given one of them, narrowed. */
-export type TypedProjection<E extends Event> = ReadModel &
-  BatchForm<E> & {
-    canHandle: readonly E['type'][];
-    evolve: (event: RecordedEvent<E>, context: ProjectionContext) => Promise<void>;
-  };
+/** A projection as declared: `canHandle` names event types of E, and `handle` is given a batch of them, narrowed. */
+export type TypedProjection<E extends Event> = ReadModel & {
+  canHandle: readonly E['type'][];
+  handle: (events: RecordedEvent<E>[], context: ProjectionContext) => Promise<void>;
+};
 
-/** The uniform projection of a typed declaration: its evolve is only ever handed the event types it can handle. */
-export function projection<E extends Event>({ canHandle, evolve, applyBatch, ...readModel }: TypedProjection<E>): Projection {
+/** The uniform projection of a typed declaration: its `handle` is only ever handed the event types it can handle. */
+export function projection<E extends Event>({ canHandle, handle, ...readModel }: TypedProjection<E>): Projection {
   const handled: readonly string[] = canHandle;
   // The type names the event: a decoded event whose type E names is that member of E.
   const isHandled = (event: RecordedEvent): event is RecordedEvent<E> => handled.includes(event.type);
   return {
     ...readModel,
     canHandle,
-    evolve: async (event, context) => {
-      if (isHandled(event)) await evolve(event, context);
+    handle: async (events, context) => {
+      const own = events.filter(isHandled);
+      if (own.length > 0) await handle(own, context);
     },
-    ...(applyBatch ? { applyBatch: (events, context) => applyBatch(events.filter(isHandled), context) } : {}),
   };
 }
 
-/** One handler per event type of E, each given its own event: how a projection maps events to SQL. */
+/** One handler per event type of E, each given its own event: how a projection maps one event to SQL. */
 export type EventHandlers<E extends Event> = {
   [T in E['type']]: (event: RecordedEvent<Extract<E, { type: T }>>, context: ProjectionContext) => Promise<unknown>;
 };
 
 type AnyHandler<E extends Event> = (event: RecordedEvent<E>, context: ProjectionContext) => Promise<unknown>;
 
-/** Every handler, whichever event type it is keyed by (a handler is only ever called with its own type's events). */
-const handlerList = <E extends Event>(handlers: EventHandlers<E>) => Object.entries(handlers) as [E['type'], AnyHandler<E>][];
-
-/** A projection that is nothing but its handlers: it reads the event types they name and hands each to its own. */
-export function projectionOf<E extends Event>({
-  handlers,
-  ...readModel
-}: ReadModel & BatchForm<E> & { handlers: EventHandlers<E> }): Projection {
-  const byType = new Map(handlerList(handlers));
-  return projection<E>({
-    ...readModel,
-    canHandle: [...byType.keys()],
-    evolve: async (event, context) => {
-      await byType.get(event.type)?.(event, context);
-    },
-  });
+/** The handlers as one function for every event of E (a handler is only ever called with its own type's events). */
+export function handlerOf<E extends Event>(
+  handlers: EventHandlers<E>,
+): (event: RecordedEvent<E>, context: ProjectionContext) => Promise<void> {
+  const byType = new Map(Object.entries(handlers) as [E['type'], AnyHandler<E>][]);
+  return async (event, context) => {
+    await byType.get(event.type)?.(event, context);
+  };
 }
 
-/** The same handlers, each followed by `then`: what every one of these events also means for the read model. */
-export function followedBy<E extends Event>(handlers: EventHandlers<E>, then: AnyHandler<E>): EventHandlers<E> {
-  const followed = handlerList(handlers).map(([type, handler]): [E['type'], AnyHandler<E>] => [
-    type,
-    async (event, context) => {
-      await handler(event, context);
-      await then(event, context);
+/**
+ * A projection whose batch is its events applied one after another, each by the handler of its type: for read models
+ * of few events, where set-based SQL buys nothing.
+ */
+export function projectionOf<E extends Event>({ handlers, ...readModel }: ReadModel & { handlers: EventHandlers<E> }): Projection {
+  const handle = handlerOf(handlers);
+  return projection<E>({
+    ...readModel,
+    canHandle: Object.keys(handlers) as E['type'][],
+    handle: async (events, context) => {
+      for (const event of events) await handle(event, context);
     },
-  ]);
-  return Object.fromEntries(followed) as unknown as EventHandlers<E>;
+  });
 }
 
 /** One function per event type of E, each given its own event: what each event means as a value (a row, say). */
@@ -127,16 +114,9 @@ export function mapperOf<E extends Event, R>(mappers: EventMappers<E, R>): (even
   };
 }
 
-/** The pg connection a knex transaction runs on: the batch forms write through it, inside the same transaction. */
-export async function batchContextFor(db: Knex.Transaction, schema: string): Promise<BatchContext> {
-  // knex's transaction client hands out its one connection (knex/lib/execution/transaction.js, makeTxClient).
-  const sql = (await db.client.acquireConnection()) as ClientBase;
-  return { sql, schema, db };
-}
-
 /**
- * A knex whose queries run on one connection, inside a transaction its caller began and ends itself: what a batch form
- * reaches through `BatchContext.db` goes through the batch's own transaction. knex's query methods (`table`, `select`,
+ * A knex whose queries run on one connection, inside a transaction its caller began and ends itself: what a projection
+ * reaches through `ProjectionContext.db` goes through the batch's own transaction. knex's query methods (`table`, `select`,
  * `insert`, …) all start from `this.queryBuilder()`, so binding it and `raw` (and a call of the knex itself) binds them
  * all; what would open a transaction or a connection of its own is refused rather than run outside the batch.
  */
@@ -160,11 +140,18 @@ export function knexOn(db: Knex, connection: ClientBase): Knex.Transaction {
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */
 export const liveSchema = (projection: Pick<Projection, 'name'>): string => `rm_${projection.name}`;
 
-export const contextFor = (db: Knex.Transaction, schema: string): ProjectionContext => ({
-  db,
-  schema,
-  table: (name: string) => db(`${schema}.${name}`),
-});
+/** The context of a projection writing in `schema` on `connection`, inside a transaction its caller began. */
+export function projectionContext(db: Knex, connection: ClientBase, schema: string): ProjectionContext {
+  const on = knexOn(db, connection);
+  return { sql: connection, schema, db: on, table: (name: string) => on(`${schema}.${name}`) };
+}
+
+/** The context of a projection writing in `schema` inside a knex transaction (a test's, say): on its one connection. */
+export async function projectionContextIn(trx: Knex.Transaction, schema: string): Promise<ProjectionContext> {
+  // knex's transaction client hands out its one connection (knex/lib/execution/transaction.js, makeTxClient).
+  const sql = (await trx.client.acquireConnection()) as ClientBase;
+  return { sql, schema, db: trx, table: (name: string) => trx(`${schema}.${name}`) };
+}
 
 /** Creates the schema, its checkpoint and generation tables, and runs the projection's migrations. Idempotent. */
 export async function prepareProjectionSchema(db: Knex, projection: Projection, schema: string): Promise<string> {

@@ -34,12 +34,3 @@ export function firstOfEachId<R extends { id: string }>(rows: R[]): R[] {
   for (const row of rows) if (!kept.has(row.id)) kept.set(row.id, row);
   return [...kept.values()];
 }
-
-/** The row as knex inserts it: a jsonb column's value (an array or object) goes as its JSON text, as pg would not. */
-export const knexRow = (row: Row): Row =>
-  Object.fromEntries(
-    Object.entries(row).map(([column, value]) => [
-      column,
-      value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value,
-    ]),
-  );

@@ -3,7 +3,7 @@ import { productAggregate, type ProductEvent } from '../../commands/catalog/prod
 import { taxonomyAggregate, type TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { mappedTypes, mapperOf, projection, type EventMappers, type Projection } from '../../ledger/projection.ts';
-import { firstOfEachId, insertRows, knexRow } from '../record-set.ts';
+import { firstOfEachId, insertRows } from '../record-set.ts';
 import { auditMigrations } from './audit-migrations.ts';
 
 /** `action` is spelled `<entity>.<past-tense verb>` in dotted lower case, e.g. `product.created`. */
@@ -86,12 +86,6 @@ export const auditProjection: Projection = projection<AuditedEvent>({
   topics: [productAggregate.events, taxonomyAggregate.events, brandAggregate.events],
   migrations: auditMigrations,
   canHandle: mappedTypes(entries),
-  evolve: async (event, { table }) => {
-    await table('audit_events')
-      .insert(knexRow(rowOf(event)))
-      .onConflict('id')
-      .ignore();
-  },
-  applyBatch: (events, { sql, schema }) =>
+  handle: (events, { sql, schema }) =>
     insertRows(sql, schema, 'audit_events', firstOfEachId(events.map(rowOf)), 'on conflict (id) do nothing'),
 });

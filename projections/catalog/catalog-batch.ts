@@ -1,19 +1,19 @@
 import { isProductEvent } from '../../commands/catalog/product.ts';
 import type { VariantRecord } from '../../commands/quality/product-facts.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import type { BatchContext } from '../../ledger/projection.ts';
+import type { ProjectionContext } from '../../ledger/projection.ts';
 import { firstOfEachId, insertRows, replacingAllBut, tableIn } from '../record-set.ts';
-import type { CatalogEvent } from './catalog-projection.ts';
+import type { CatalogEvent } from './catalog-event.ts';
 import { foldProducts, idKey, type StoredProduct } from './product-fold.ts';
 import { productColumns, type ProductRow } from './product-rows.ts';
 import { scoreOfRows } from './quality-score-column.ts';
-import { taxonomyRowOf, type TaxonomyRecordEvent, type TaxonomyRow } from './taxonomy-handlers.ts';
+import { taxonomyRowOf, type TaxonomyRecordEvent, type TaxonomyRow } from './taxonomy-rows.ts';
 
 const isTaxonomyEvent = (event: RecordedEvent<CatalogEvent>): event is RecordedEvent<TaxonomyRecordEvent> => !isProductEvent(event);
 
 /** The products named, and those following one of the templates named, as their tables hold them: one statement. */
 async function storedProducts(
-  { sql, schema }: BatchContext,
+  { sql, schema }: ProjectionContext,
   productIds: string[],
   templateIds: string[],
 ): Promise<Map<string, StoredProduct>> {
@@ -32,7 +32,7 @@ async function storedProducts(
 }
 
 /** The required attributes of each template named that exists (read after this batch's templates are written). */
-async function requirementsOf({ sql, schema }: BatchContext, templateIds: string[]): Promise<Map<string, string[]>> {
+async function requirementsOf({ sql, schema }: ProjectionContext, templateIds: string[]): Promise<Map<string, string[]>> {
   if (templateIds.length === 0) return new Map();
   const { rows } = await sql.query<{ id: string; required_attribute_ids: string[] }>(
     `select id, required_attribute_ids from ${tableIn(schema, 'templates')} where id = any($1::uuid[])`,
@@ -41,18 +41,18 @@ async function requirementsOf({ sql, schema }: BatchContext, templateIds: string
   return new Map(rows.map((row) => [idKey(row.id), row.required_attribute_ids]));
 }
 
-/** One insert per taxonomy table; the first creation of an id wins, as it does event by event. */
-async function insertTaxonomy({ sql, schema }: BatchContext, rows: TaxonomyRow[]): Promise<void> {
+/** One insert per taxonomy table; the first creation of an id wins. */
+async function insertTaxonomy({ sql, schema }: ProjectionContext, rows: TaxonomyRow[]): Promise<void> {
   const byTable = new Map<TaxonomyRow['table'], TaxonomyRow['row'][]>();
   for (const { table, row } of rows) byTable.set(table, [...(byTable.get(table) ?? []), row]);
   for (const [table, tableRows] of byTable) await insertRows(sql, schema, table, firstOfEachId(tableRows), 'on conflict (id) do nothing');
 }
 
 /**
- * The catalog's batch form: taxonomy rows, then every product the batch touches folded in memory from its stored
- * rows (read once) and its events, scored in memory, and written with one statement per table.
+ * What a batch of catalog events does: taxonomy rows, then every product the batch touches folded in memory from its
+ * stored rows (read once) and its events, scored in memory, and written with one statement per table.
  */
-export async function applyCatalogBatch(events: RecordedEvent<CatalogEvent>[], context: BatchContext): Promise<void> {
+export async function applyCatalogBatch(events: RecordedEvent<CatalogEvent>[], context: ProjectionContext): Promise<void> {
   const { sql, schema } = context;
   const taxonomyEvents = events.filter(isTaxonomyEvent);
   await insertTaxonomy(context, taxonomyEvents.map(taxonomyRowOf));

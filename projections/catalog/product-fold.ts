@@ -8,9 +8,9 @@ import { createdProduct, mediaRow, updatedColumns, variantRow, type ProductRow }
 export type StoredProduct = { row: ProductRow | undefined; variants: VariantRecord[]; hasMedia: boolean };
 
 /**
- * A product after the batch's events, folded in memory in log order exactly as the event-by-event form writes
- * them: `row`, `variants` and `hasMedia` are what its tables then hold; `cleared` says its variant and media rows
- * from before the batch are deleted (it was deleted), and the added ones are the rows still to insert after that.
+ * A product after the batch's events, folded in memory in log order as its tables would take them one by one: `row`,
+ * `variants` and `hasMedia` are what its tables then hold; `cleared` says its variant and media rows from before the
+ * batch are deleted (it was deleted), and the added ones are the rows still to insert after that.
  */
 export type FoldedProduct = StoredProduct & {
   cleared: boolean;

@@ -4,7 +4,7 @@ import type { ScoredProductRow } from './quality-score-column.ts';
 
 type Recorded<T extends ProductEvent['type']> = RecordedEvent<Extract<ProductEvent, { type: T }>>;
 
-/** A product row as both forms of the projection write it (timestamps as Dates, or as the ISO text Postgres gives back). */
+/** A product row as the projection writes it (timestamps as Dates, or as the ISO text Postgres gives back). */
 export type ProductRow = ScoredProductRow & {
   id: string;
   tenant_id: string;

@@ -1,8 +1,9 @@
 import { isProductEvent, type ProductEvent } from '../../commands/catalog/product.ts';
 import { itemPushIdOf, type PushAction } from '../../commands/integrations/item-push.ts';
 import type { LogPosition, RecordedEvent } from '../../ledger/message.ts';
-import { contextFor, type BatchContext, type Projection } from '../../ledger/projection.ts';
+import type { ProjectionContext } from '../../ledger/projection.ts';
 import { insertRows, tableIn } from '../record-set.ts';
+import type { PushEvent, PushQueueEvent } from './push-event.ts';
 
 type Owner = { tenant_id: string; org_id: string };
 const owner = (event: RecordedEvent): Owner => ({ tenant_id: event.envelope.tenantId, org_id: event.envelope.orgId });
@@ -26,7 +27,7 @@ type ItemRow = Owner & {
 type ProductFold = { id: string; inserted?: Owner; deleted: boolean; position: Position };
 
 /** The active connections of each owner named: one statement. */
-async function activeConnections({ sql, schema }: BatchContext, owners: Owner[]): Promise<Map<string, string[]>> {
+async function activeConnections({ sql, schema }: ProjectionContext, owners: Owner[]): Promise<Map<string, string[]>> {
   const byOwner = new Map<string, string[]>();
   if (owners.length === 0) return byOwner;
   const { rows } = await sql.query<Owner & { id: string }>(
@@ -39,7 +40,7 @@ async function activeConnections({ sql, schema }: BatchContext, owners: Owner[])
 }
 
 /** The items the products named already have, on any connection: what a deletion of one of them requests again. */
-async function storedItems({ sql, schema }: BatchContext, productIds: string[]): Promise<ItemRow[]> {
+async function storedItems({ sql, schema }: ProjectionContext, productIds: string[]): Promise<ItemRow[]> {
   if (productIds.length === 0) return [];
   const { rows } = await sql.query<ItemRow>(
     `select item_push_id, connection_id, product_id, tenant_id, org_id from ${tableIn(schema, 'items')} where product_id = any($1::uuid[])`,
@@ -59,7 +60,7 @@ async function storedItems({ sql, schema }: BatchContext, productIds: string[]):
  * The products' rows as the run leaves them. A row the run's first change inserts has that change's owner (an
  * existing row keeps its own); a deletion of a product no event has inserted changes nothing, as an update of no row.
  */
-async function writeProducts({ sql, schema }: BatchContext, products: ProductFold[]): Promise<void> {
+async function writeProducts({ sql, schema }: ProjectionContext, products: ProductFold[]): Promise<void> {
   const positioned = (product: ProductFold) => ({
     id: product.id,
     deleted: product.deleted,
@@ -85,7 +86,7 @@ async function writeProducts({ sql, schema }: BatchContext, products: ProductFol
 }
 
 /** Every item's requests of the run in one upsert: the counts add up, the last request's action and position stay. */
-async function writeItems({ sql, schema }: BatchContext, items: ItemRow[]): Promise<void> {
+async function writeItems({ sql, schema }: ProjectionContext, items: ItemRow[]): Promise<void> {
   const target = tableIn(schema, 'items');
   await insertRows(
     sql,
@@ -123,7 +124,7 @@ function request(item: ItemRow, action: PushAction, { topic, partition, offset }
  * A run of product events, folded in log order: no product event changes the connections, so one read of the
  * owners' active connections (and one of the stored items of the products deleted) serves the whole run.
  */
-async function applyProductRun(run: RecordedEvent<ProductEvent>[], context: BatchContext): Promise<void> {
+async function applyProductRun(run: RecordedEvent<ProductEvent>[], context: ProjectionContext): Promise<void> {
   if (run.length === 0) return;
   const changes = run.filter((event) => event.type !== 'ProductDeleted');
   const owners = new Map(changes.map((event) => [ownerKey(owner(event)), owner(event)]));
@@ -161,12 +162,13 @@ async function applyProductRun(run: RecordedEvent<ProductEvent>[], context: Batc
 }
 
 /**
- * The push queue's batch form: each maximal run of product events (a bulk import's bulk) is applied set-based, a few
- * statements a run; every other event (connections, explicit requests, outcomes) goes through `evolve`, in order.
+ * What a batch of push events does: each maximal run of product events (a bulk import's bulk) is applied set-based, a
+ * few statements a run; every other event (connections, explicit requests, outcomes) is applied on its own by
+ * `applyOther`, in order.
  */
 export const pushBatchOf =
-  (evolve: Projection['evolve']) =>
-  async (events: RecordedEvent[], context: BatchContext): Promise<void> => {
+  (applyOther: (event: RecordedEvent<PushQueueEvent>, context: ProjectionContext) => Promise<void>) =>
+  async (events: RecordedEvent<PushEvent>[], context: ProjectionContext): Promise<void> => {
     let run: RecordedEvent<ProductEvent>[] = [];
     for (const event of events) {
       if (isProductEvent(event)) {
@@ -175,7 +177,7 @@ export const pushBatchOf =
       }
       await applyProductRun(run, context);
       run = [];
-      await evolve(event, contextFor(context.db, context.schema));
+      await applyOther(event, context);
     }
     await applyProductRun(run, context);
   };

@@ -1,19 +1,13 @@
-import { productAggregate, type ProductEvent } from '../../commands/catalog/product.ts';
+import { productAggregate } from '../../commands/catalog/product.ts';
 import { connectionAggregate, type ConnectionEvent } from '../../commands/integrations/connection.ts';
 import { itemPushAggregate, itemPushIdOf, type ItemPushEvent, type PushAction } from '../../commands/integrations/item-push.ts';
 import { productPushAggregate, type ProductPushEvent } from '../../commands/integrations/product-push.ts';
 import type { LogPosition, RecordedEvent } from '../../ledger/message.ts';
-import { projectionOf, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
+import { handlerOf, projection, type EventHandlers, type Projection, type ProjectionContext } from '../../ledger/projection.ts';
+import { productEventTypes } from '../catalog/catalog-event.ts';
 import { pushBatchOf } from './push-batch.ts';
+import type { PushEvent, PushQueueEvent } from './push-event.ts';
 import { pushMigrations } from './push-migrations.ts';
-
-/**
- * The push queue: which product is wanted on which connection, and what the platform has. A catalog change or an
- * explicit request adds one request to the item of every active connection of the product's tenant and org; a
- * connection's (re)activation requests every product it has (the initial sync); the push worker's reported outcomes
- * (item push events) say what was pushed. The worker claims the items whose requests are ahead of their pushes.
- */
-type PushEvent = ProductEvent | ProductPushEvent | ConnectionEvent | ItemPushEvent;
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 const owner = (event: RecordedEvent) => ({ tenant_id: event.envelope.tenantId, org_id: event.envelope.orgId });
@@ -76,27 +70,6 @@ const request = (
     action,
   );
 
-const positionRow = ({ topic, partition, offset }: ProductPosition) => ({ topic, partition, offset });
-
-/** A change of the product: it is wanted as it now is on every active connection. */
-async function changed(event: RecordedEvent<ProductEvent>, ctx: ProjectionContext): Promise<void> {
-  const { productId } = event.data;
-  await ctx
-    .table('products')
-    .insert({ id: productId, ...owner(event), deleted: false, ...positionRow(event.position) })
-    .onConflict('id')
-    .merge(['deleted', 'topic', 'partition', 'offset']);
-  const connections = await activeConnections(ctx, event);
-  await request(
-    ctx,
-    event,
-    productId,
-    connections.map((c) => c.id),
-    'UPSERT',
-    event.position,
-  );
-}
-
 /** The product is to be removed from every platform it was pushed to (whatever the connection's status now). */
 async function removeEverywhere(ctx: ProjectionContext, productId: string, position: ProductPosition): Promise<void> {
   await ctx
@@ -112,20 +85,6 @@ async function removeEverywhere(ctx: ProjectionContext, productId: string, posit
 }
 
 type ProductRow = { id: string; deleted: boolean; topic: string; partition: number; offset: string };
-
-const productEvents: EventHandlers<ProductEvent> = {
-  ProductCreated: changed,
-  ProductUpdated: changed,
-  VariantAdded: changed,
-  MediaAdded: changed,
-  ProductDeleted: async (event, ctx) => {
-    await ctx
-      .table('products')
-      .where({ id: event.data.productId })
-      .update({ deleted: true, ...positionRow(event.position) });
-    await removeEverywhere(ctx, event.data.productId, event.position);
-  },
-};
 
 const productPushEvents: EventHandlers<ProductPushEvent> = {
   ProductPushRequested: async (event, ctx) => {
@@ -266,14 +225,23 @@ const itemPushEvents: EventHandlers<ItemPushEvent> = {
       .update({ failures: 0, dead_lettered: false, next_attempt_at: null, leased_until: null }),
 };
 
-const perEvent = projectionOf<PushEvent>({
+/** Connections, explicit requests and outcomes: each applied on its own, in order, between the runs of product events. */
+const otherEvents: EventHandlers<PushQueueEvent> = { ...productPushEvents, ...connectionEvents, ...itemPushEvents };
+
+/**
+ * The push queue: which product is wanted on which connection, and what the platform has. A catalog change or an
+ * explicit request adds one request to the item of every active connection of the product's tenant and org; a
+ * connection's (re)activation requests every product it has (the initial sync); the push worker's reported outcomes
+ * (item push events) say what was pushed. The worker claims the items whose requests are ahead of their pushes.
+ *
+ * The push queue and the sync status of every connection, as the push worker and GET …/connections/{id}/sync read them.
+ */
+export const pushProjection: Projection = projection<PushEvent>({
   name: 'push',
   topics: [productAggregate.events, productPushAggregate.events, connectionAggregate.events, itemPushAggregate.events],
   // A catalog write does not wait for the push queue (nothing it answers shows it); a saved connection's sync status does.
   awaitedOn: [connectionAggregate.events],
   migrations: pushMigrations,
-  handlers: { ...productEvents, ...productPushEvents, ...connectionEvents, ...itemPushEvents },
+  canHandle: [...productEventTypes, ...(Object.keys(otherEvents) as PushQueueEvent['type'][])],
+  handle: pushBatchOf(handlerOf(otherEvents)),
 });
-
-/** The push queue and the sync status of every connection, as the push worker and GET …/connections/{id}/sync read them. */
-export const pushProjection: Projection = { ...perEvent, applyBatch: pushBatchOf(perEvent.evolve) };

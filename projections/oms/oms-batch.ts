@@ -1,8 +1,8 @@
 import type { RecordedEvent } from '../../ledger/message.ts';
-import { mapperOf, type BatchContext } from '../../ledger/projection.ts';
+import { mapperOf, type ProjectionContext } from '../../ledger/projection.ts';
 import { getOrAdd } from '../get-or-add.ts';
 import { firstOfEachId, insertRows, tableIn, type Row } from '../record-set.ts';
-import type { OmsEvent } from './oms-projection.ts';
+import type { OmsEvent } from './oms-event.ts';
 import { at, historyRow, orderMoves, placedOrder, reservationEffects, scope, type OrderMove } from './oms-rows.ts';
 
 const moveOf = mapperOf(orderMoves);
@@ -33,12 +33,11 @@ const lastOf = (moves: (OrderMove & { at: Date })[]) => {
 };
 
 /**
- * The oms's batch form, folded in memory in log order without a read: one insert per table, orders' moves as one
- * update (a move before the order's placement in the batch only counts for an order that was there already, as event
- * by event), reservation statuses as one upsert of each's last, and stock levels as their net movement (a StockAdjusted
+ * What a batch of oms events does, folded in memory in log order without a read: one insert per table, orders' moves
+ * as one update (a move before the order's placement in the batch only counts for an order that was there already), reservation statuses as one upsert of each's last, and stock levels as their net movement (a StockAdjusted
  * sets the available units, the moves after it add to them).
  */
-export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, schema }: BatchContext): Promise<void> {
+export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, schema }: ProjectionContext): Promise<void> {
   const history: Row[] = [];
   const placed: ReturnType<typeof placedOrder>[] = [];
   const moves = new Map<string, OrderMoves>();
@@ -119,7 +118,7 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
     for (const { id } of rows) inserted.add(id.toLowerCase());
   }
   const updates = [...moves].flatMap(([id, { all, placedAt }]) => {
-    // Event by event, a move before the order's insert updated nothing unless the order was there already.
+    // A move before the order's insert updates nothing unless the order was there already.
     const applied = inserted.has(id) && placedAt !== undefined ? all.slice(placedAt) : all;
     const final = lastOf(applied);
     return final ? [{ id, ...final }] : [];

@@ -1,14 +1,15 @@
-import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
+import type { ValidationIssueRaised } from '../../commands/quality/validation-issue.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import type { BulkItemsProcessed } from '../../commands/bulk/bulk-job.ts';
-import type { Event, RecordedEvent } from '../../ledger/message.ts';
-import type { BatchContext } from '../../ledger/projection.ts';
+import type { RecordedEvent } from '../../ledger/message.ts';
+import type { ProjectionContext } from '../../ledger/projection.ts';
 import { insertRows, tableIn } from '../record-set.ts';
+import type { ValidationEvent } from './validation-event.ts';
 
 const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 
 /** The issue's row as a raise inserts it; raised again, only the columns `raisedAgain` names change. */
-export const raisedRow = (event: RecordedEvent<ValidationIssueRaised>) => {
+const raisedRow = (event: RecordedEvent<ValidationIssueRaised>) => {
   const { issueId, productId, issueType, severity, message } = event.data;
   return {
     id: issueId,
@@ -29,7 +30,7 @@ export const raisedRow = (event: RecordedEvent<ValidationIssueRaised>) => {
 const BULK_ISSUE_NAMESPACE = '0f6f8d52-3c1e-4b7a-9e2d-5a4c8b9f1e63';
 
 /** Each failed item of a bulk job's slice as an open ERROR issue naming the job and the item. */
-export const bulkItemIssues = (event: RecordedEvent<BulkItemsProcessed>): IssueRow[] =>
+const bulkItemIssues = (event: RecordedEvent<BulkItemsProcessed>): IssueRow[] =>
   event.data.failures.map(({ index, code, message, productId }) => ({
     id: uuidv5(`${event.data.jobId}/${index}`, BULK_ISSUE_NAMESPACE),
     tenant_id: event.envelope.tenantId,
@@ -45,40 +46,42 @@ export const bulkItemIssues = (event: RecordedEvent<BulkItemsProcessed>): IssueR
     item_index: index,
   }));
 
-export const raisedAgain = ['severity', 'message', 'resolved', 'updated_at'] as const;
+const raisedAgain = ['severity', 'message', 'resolved', 'updated_at'] as const;
 
 type IssueRow = Omit<ReturnType<typeof raisedRow>, 'product_id' | 'issue_type' | 'severity'> & {
   product_id: string | null;
   issue_type: string;
   severity: string;
 };
-const isRaised = (event: RecordedEvent): event is RecordedEvent<ValidationIssueRaised> => event.type === 'ValidationIssueRaised';
-const isBulkSlice = (event: RecordedEvent): event is RecordedEvent<BulkItemsProcessed> => event.type === 'BulkItemsProcessed';
-const isResolved = (event: RecordedEvent): event is RecordedEvent<ValidationIssueResolved> => event.type === 'ValidationIssueResolved';
-
 /**
- * The validation's batch form, folded per issue in log order without reading: from an issue's first raise in the
- * batch on, its row is known to exist and its last state is one upsert (a resolve before that raise is overwritten by
- * it); an issue only resolved in the batch is one update, of the rows that exist.
+ * What a batch of validation events does, folded per issue in log order without reading: from an issue's first raise
+ * in the batch on, its row is known to exist and its last state is one upsert (a resolve before that raise is
+ * overwritten by it); an issue only resolved in the batch is one update, of the rows that exist.
  */
-export async function applyValidationBatch(events: RecordedEvent<Event>[], { sql, schema }: BatchContext): Promise<void> {
+export async function applyValidationBatch(events: RecordedEvent<ValidationEvent>[], { sql, schema }: ProjectionContext): Promise<void> {
   const upserts = new Map<string, IssueRow>();
   const resolvedOnly = new Map<string, Date>();
   for (const event of events) {
-    if (isRaised(event)) {
-      const id = event.data.issueId.toLowerCase();
-      const raised = raisedRow(event);
-      const before = upserts.get(id);
-      upserts.set(id, before ? { ...before, ...Object.fromEntries(raisedAgain.map((column) => [column, raised[column]])) } : raised);
-      resolvedOnly.delete(id);
-    } else if (isBulkSlice(event)) {
-      // A failed item's issue is raised once and never resolved by another event: the first row stands.
-      for (const row of bulkItemIssues(event)) if (!upserts.has(row.id)) upserts.set(row.id, row);
-    } else if (isResolved(event)) {
-      const id = event.data.issueId.toLowerCase();
-      const raised = upserts.get(id);
-      if (raised) upserts.set(id, { ...raised, resolved: true, updated_at: at(event) });
-      else resolvedOnly.set(id, at(event));
+    switch (event.type) {
+      case 'ValidationIssueRaised': {
+        const id = event.data.issueId.toLowerCase();
+        const raised = raisedRow(event);
+        const before = upserts.get(id);
+        upserts.set(id, before ? { ...before, ...Object.fromEntries(raisedAgain.map((column) => [column, raised[column]])) } : raised);
+        resolvedOnly.delete(id);
+        break;
+      }
+      case 'BulkItemsProcessed':
+        // A failed item's issue is raised once and never resolved by another event: the first row stands.
+        for (const row of bulkItemIssues(event)) if (!upserts.has(row.id)) upserts.set(row.id, row);
+        break;
+      case 'ValidationIssueResolved': {
+        const id = event.data.issueId.toLowerCase();
+        const raised = upserts.get(id);
+        if (raised) upserts.set(id, { ...raised, resolved: true, updated_at: at(event) });
+        else resolvedOnly.set(id, at(event));
+        break;
+      }
     }
   }
   const rows = [...upserts.values()];

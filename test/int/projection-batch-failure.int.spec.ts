@@ -6,16 +6,16 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
 import type { EventCodec } from '../../ledger/event-codec.ts';
-import { projectionOf, type BatchContext } from '../../ledger/projection.ts';
+import { projection, type ProjectionContext } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
 import { namespaced } from '../../ledger/topics.ts';
 import { brandEventsFixture, publishBrandsCreated, until } from '../support/brand-events.ts';
 
 /**
- * A projection with a batch form that fails: the runner applies the group again event by event, so a poison event is
- * still named by its coordinates (and nothing of its group is applied), and a group the batch form alone cannot apply
- * is applied all the same, exactly once.
+ * A projection whose batch fails: the runner applies the group again as one-event batches, so a poison event is named
+ * by its coordinates (and nothing of its group is applied), and a group that fails only as a whole is applied all the
+ * same, exactly once.
  */
 describe('a projection whose batch form fails', () => {
   const namespace = `batch-failure-${randomUUID().slice(0, 8)}`;
@@ -35,22 +35,19 @@ describe('a projection whose batch form fails', () => {
   let codec: EventCodec;
   const schemas: string[] = [];
 
-  const withBatchForm = (name: string, failing: { evolve: (name: string) => boolean; batch: () => boolean }) => {
-    const insert = async ({ sql, schema }: BatchContext, names: string[]) => {
+  /** Fails on the events `poison` names, in a batch of any size, and on every batch of several when `wholeFails`. */
+  const withBatchForm = (name: string, failing: { poison: (name: string) => boolean; wholeFails: boolean }) => {
+    const insert = async ({ sql, schema }: ProjectionContext, names: string[]) => {
       await sql.query(`insert into "${schema}".seen (name) select unnest($1::text[])`, [names]);
     };
-    return projectionOf<BrandCreated>({
+    return projection<BrandCreated>({
       name,
       topics: [brandAggregate.events],
       migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
-      handlers: {
-        BrandCreated: async (event, { table }) => {
-          if (failing.evolve(event.data.name)) throw new Error('value too long for type character varying(5)');
-          await table('seen').insert({ name: event.data.name });
-        },
-      },
-      applyBatch: async (events, context) => {
-        if (failing.batch() || events.some((event) => failing.evolve(event.data.name))) throw new Error('the batch form failed');
+      canHandle: ['BrandCreated'],
+      handle: async (events, context) => {
+        if (events.some((event) => failing.poison(event.data.name))) throw new Error('value too long for type character varying(5)');
+        if (failing.wholeFails && events.length > 1) throw new Error('the batch form failed');
         await insert(
           context,
           events.map((event) => event.data.name),
@@ -90,7 +87,7 @@ describe('a projection whose batch form fails', () => {
 
   it('names the poison event by its coordinates, applies nothing of its group, and resumes exactly once when fixed', async () => {
     let healed = false;
-    const projection = withBatchForm('batch_poison', { evolve: (name) => name === 'poison' && !healed, batch: () => false });
+    const projection = withBatchForm('batch_poison', { poison: (name) => name === 'poison' && !healed, wholeFails: false });
     await running(projection, async (schema, supervisor) => {
       await until('the supervisor restarted the failing runner', () => supervisor.status().restarts >= 1);
       expect(supervisor.status().lastError).toMatch(new RegExp(`cannot apply BrandCreated at ${topic}/0@1: value too long`));
@@ -103,8 +100,8 @@ describe('a projection whose batch form fails', () => {
     });
   });
 
-  it('applies a group its batch form cannot apply event by event, once, and says so', async () => {
-    const projection = withBatchForm('batch_broken', { evolve: () => false, batch: () => true });
+  it('applies a group that fails only as a whole event by event, once, and says so', async () => {
+    const projection = withBatchForm('batch_broken', { poison: () => false, wholeFails: true });
     await running(projection, async (schema, supervisor) => {
       await until('every event applied', async () => (await seen(schema)).length === 3);
       expect(await seen(schema)).toEqual(['first', 'poison', 'third']);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
 import type { EventCodec } from '../../ledger/event-codec.ts';
 import { ensureTopics } from '../../ledger/kafka.ts';
-import { liveSchema, projectionOf } from '../../ledger/projection.ts';
+import { liveSchema, projection } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';
 import { namespaced } from '../../ledger/topics.ts';
@@ -28,18 +28,13 @@ describe('projections sharing a runner', () => {
   let healed = false;
 
   const seenBy = (name: string, failsOn?: string) =>
-    projectionOf<BrandCreated>({
+    projection<BrandCreated>({
       name,
       topics: [brandAggregate.events],
       migrations: [{ name: '001-seen', up: (knex, at) => knex.schema.withSchema(at).createTable('seen', (t) => t.text('name').primary()) }],
-      handlers: {
-        BrandCreated: async (event, { table }) => {
-          if (event.data.name === failsOn && !healed) throw new Error(`${name} cannot take ${failsOn}`);
-          await table('seen').insert({ name: event.data.name });
-        },
-      },
-      applyBatch: async (events, { sql, schema }) => {
-        if (events.some((event) => event.data.name === failsOn) && !healed) throw new Error('the batch form failed');
+      canHandle: ['BrandCreated'],
+      handle: async (events, { sql, schema }) => {
+        if (events.some((event) => event.data.name === failsOn) && !healed) throw new Error(`${name} cannot take ${failsOn}`);
         await sql.query(`insert into "${schema}".seen (name) select unnest($1::text[])`, [events.map((e) => e.data.name)]);
       },
     });
@@ -138,14 +133,5 @@ describe('projections sharing a runner', () => {
     } finally {
       await supervisor.stop();
     }
-  });
-
-  it('refuses to share a runner with a projection without a batch form', () => {
-    const withoutBatch = { ...seenBy('no_batch'), applyBatch: undefined };
-    const deps = { kafka, codec, db, namespace, logger };
-    const signals = new Supervisor('unused', logger);
-    expect(() => new ProjectionRunner(deps, [seenBy('a'), withoutBatch], { schema: 'x', notify: false }, signals)).toThrow(
-      /cannot share a runner/,
-    );
   });
 });

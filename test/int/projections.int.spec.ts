@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
 import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import { contextFor, prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
+import { prepareProjectionSchema, projectionContextIn, type Projection } from '../../ledger/projection.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 
@@ -42,9 +42,7 @@ const history: RecordedEvent[] = [
 async function project(projection: Projection, events: RecordedEvent[]): Promise<string> {
   const schema = `t_${projection.name}_${randomUUID().slice(0, 8)}`;
   await prepareProjectionSchema(db, projection, schema);
-  await db.transaction(async (trx) => {
-    for (const event of events) await projection.evolve(event, contextFor(trx, schema));
-  });
+  await db.transaction(async (trx) => projection.handle(events, await projectionContextIn(trx, schema)));
   return schema;
 }
 

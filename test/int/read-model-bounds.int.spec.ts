@@ -20,7 +20,7 @@ import {
 import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { DomainError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
-import { contextFor, prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
+import { prepareProjectionSchema, projectionContextIn, type Projection } from '../../ledger/projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { metadata } from '../support/command-metadata.ts';
@@ -76,9 +76,7 @@ async function freshSchema(projection: Projection): Promise<string> {
 }
 
 const project = (projection: Projection, schema: string, events: RecordedEvent[]) =>
-  db.transaction(async (trx) => {
-    for (const event of events) await projection.evolve(event, contextFor(trx, schema));
-  });
+  db.transaction(async (trx) => projection.handle(events, await projectionContextIn(trx, schema)));
 
 beforeAll(async () => {
   const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');

@@ -9,11 +9,11 @@ describe('projectionGroups', () => {
     expect(groups.flatMap((name) => name.split('+')).sort()).toEqual(projections.map((p) => p.name).sort());
   });
 
-  it('groups projections of the same topics with batch forms unless they name a runner, and never one without a batch form', () => {
+  it('groups projections of the same topics unless they name a runner, and those of different runners apart', () => {
     const [catalog, audit] = projections;
     const unnamed = (name: string) => ({ ...catalog!, name, runner: undefined });
     expect(projectionGroups([unnamed('a'), unnamed('b')]).map(groupName)).toEqual(['a+b']);
     expect(projectionGroups([unnamed('a'), { ...unnamed('b'), runner: 'elsewhere' }]).map(groupName)).toEqual(['a', 'b']);
-    expect(projectionGroups([catalog!, { ...audit!, applyBatch: undefined }]).map(groupName)).toEqual(['catalog', 'audit']);
+    expect(projectionGroups([catalog!, { ...audit!, runner: 'elsewhere' }]).map(groupName)).toEqual(['catalog', 'audit']);
   });
 });

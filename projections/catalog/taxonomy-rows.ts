@@ -1,9 +1,8 @@
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { TaxonomyEvent } from '../../commands/catalog/taxonomy.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import { mapperOf, type EventHandlers, type EventMappers, type ProjectionContext } from '../../ledger/projection.ts';
-import { knexRow, type Row } from '../record-set.ts';
-import { refreshTemplateScores } from './quality-score-column.ts';
+import { mapperOf, type EventMappers } from '../../ledger/projection.ts';
+import type { Row } from '../record-set.ts';
 
 export type TaxonomyRecordEvent = TaxonomyEvent | BrandEvent;
 
@@ -52,21 +51,3 @@ const taxonomyRows: EventMappers<TaxonomyRecordEvent, TaxonomyRow> = {
 
 /** Categories, attributes, attribute groups, templates and brands: the row each creation adds (the first one stays). */
 export const taxonomyRowOf = mapperOf(taxonomyRows);
-
-const inserted = (event: RecordedEvent<TaxonomyRecordEvent>, { table }: ProjectionContext) => {
-  const { table: name, row } = taxonomyRowOf(event);
-  return table(name).insert(knexRow(row)).onConflict('id').ignore();
-};
-
-/** The taxonomy's list endpoints read these rows. */
-export const taxonomyHandlers: EventHandlers<TaxonomyRecordEvent> = {
-  CategoryCreated: inserted,
-  AttributeCreated: inserted,
-  AttributeGroupCreated: inserted,
-  TemplateCreated: async (event, context) => {
-    await inserted(event, context);
-    // Its products' scores depend on it: a replay may project the template after them (another topic).
-    await refreshTemplateScores(context, event.data.templateId);
-  },
-  BrandCreated: inserted,
-};
