@@ -5,7 +5,7 @@ import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook
 import { feedWorker } from '../consumers/feed/feed-worker.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
-import { loadConfig } from '../ledger/config.ts';
+import { loadConfig } from '../config.ts';
 import { createLogger } from '../ledger/logger.ts';
 import { StartupError } from '../ledger/startup-error.ts';
 import { projections } from '../projections/index.ts';
@@ -30,24 +30,32 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     projections,
     workers: [
       ...integrationWorkers(config),
-      bulkWorker({ sliceItems: 500, slicesInFlight: 4, jobsAtOnce: 4 }),
-      exportWorker({ store: () => createObjectStore(config, logger), exportsAtOnce: 2, giveUpAfterMs: 10 * 60_000 }),
+      bulkWorker({
+        sliceItems: config.BULK_SLICE_ITEMS,
+        slicesInFlight: config.BULK_SLICES_IN_FLIGHT,
+        jobsAtOnce: config.BULK_JOBS_AT_ONCE,
+      }),
+      exportWorker({
+        store: () => createObjectStore(config, logger),
+        exportsAtOnce: config.EXPORTS_AT_ONCE,
+        giveUpAfterMs: config.EXPORT_GIVE_UP_AFTER_MS,
+      }),
       exportNotifier({
         store: () => createObjectStore(config, logger),
         webhookSecretKey: config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY,
         smtpUrl: config.SMTP_URL,
         allowPrivateNetworks: config.NOTICE_ALLOW_PRIVATE_NETWORKS,
         from: config.NOTICE_FROM,
-        linkSeconds: 24 * 3_600,
-        noticesAtOnce: 8,
+        linkSeconds: config.NOTICE_LINK_SECONDS,
+        noticesAtOnce: config.NOTICES_AT_ONCE,
       }),
       feedWorker({
         store: () => createObjectStore(config, logger),
         quietMs: config.FEED_QUIET_MS,
         maxDelayMs: config.FEED_MAX_DELAY_MS,
-        buildsAtOnce: 2,
-        pageSize: 1_000,
-        readModelTimeoutMs: 30_000,
+        buildsAtOnce: config.FEED_BUILDS_AT_ONCE,
+        pageSize: config.FEED_PAGE_SIZE,
+        readModelTimeoutMs: config.FEED_READ_MODEL_TIMEOUT_MS,
         keepReplacedMs: config.FEED_KEEP_REPLACED_SECONDS * 1_000,
       }),
     ],

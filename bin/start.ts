@@ -1,4 +1,4 @@
-import { loadConfig } from '../ledger/config.ts';
+import { loadConfig } from '../config.ts';
 import { withDatabase } from '../ledger/database.ts';
 import { reasonOf, StartupError } from '../ledger/startup-error.ts';
 import { envPort } from '../stack/process-control.ts';

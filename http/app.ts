@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Config } from '../ledger/config.ts';
+import type { Config } from '../config.ts';
 import { NotFoundError } from '../ledger/errors.ts';
 import type { Logger } from '../ledger/logger.ts';
 import { LedgerMetrics } from '../ledger/metrics.ts';

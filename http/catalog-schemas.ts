@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_SORT_ORDER } from '../commands/catalog/product.ts';
 import { taxonomyIdOf } from '../commands/catalog/taxonomy.ts';
 import { NotFoundError } from '../ledger/errors.ts';
 import type { Scope } from '../projections/catalog/catalog-queries.ts';
@@ -23,6 +24,8 @@ export const httpUrl = text()
     }
   }, 'must be an absolute http(s) URL');
 export const idList = z.array(uuid).max(500);
+/** A media's place among its product's media, as the product decider bounds it. */
+export const sortOrder = z.number().int().min(-MAX_SORT_ORDER).max(MAX_SORT_ORDER);
 
 /**
  * A body field taken in both spellings, the spec's camelCase (`parentId`) and the snake_case every response uses

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_LINE_QUANTITY, MAX_ORDER_LINES } from '../commands/oms/order.ts';
+import { MAX_LINE_NAME, MAX_LINE_QUANTITY, MAX_ORDER_LINES, MAX_TAG } from '../commands/oms/order.ts';
 import { currencyCode, decimalAmount, queryInteger, text, timestamp, uuid } from './schemas.ts';
 
 /**
@@ -19,7 +19,7 @@ const label = (max: number) => text().trim().min(1).max(max);
 
 const lineItem = z
   .object({
-    name: label(500),
+    name: label(MAX_LINE_NAME),
     quantity: z.number().int().positive().max(MAX_LINE_QUANTITY),
     unit_price: decimalAmount,
     variant_id: uuid.nullish(),
@@ -47,7 +47,7 @@ export const createOrderBody = z
     discount_total: decimalAmount.default('0.00'),
     shipping_total: decimalAmount.default('0.00'),
     tax_total: decimalAmount.default('0.00'),
-    tags: z.array(label(100)).max(50).default([]),
+    tags: z.array(label(MAX_TAG)).max(50).default([]),
   })
   .strict()
   .superRefine((order, ctx) => {

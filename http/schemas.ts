@@ -1,5 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import { AMOUNT_RULE, DECIMAL_TEXT, isWithinAmountBound } from '../commands/amount.ts';
 
 /**
  * UUIDs are case-insensitive, but aggregates are keyed, and events compared, by the id's text: an upper-case
@@ -54,15 +55,13 @@ export const errorResponses = { 400: errorBody, 401: errorBody, 403: errorBody, 
 
 export const timestamp = z.iso.datetime();
 
-const MAX_PRICE = new Decimal('1e12');
-
-/** A non-negative amount as an exact decimal string with at least two places: 19.99 → "19.99", 5 → "5.00". */
+/** An amount (commands/amount.ts) as an exact decimal string with at least two places: 19.99 → "19.99", 5 → "5.00". */
 export const decimalAmount = z
-  .union([z.number().finite(), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal number')])
+  .union([z.number().finite(), z.string().regex(DECIMAL_TEXT, 'must be a decimal number')])
   .transform((value, ctx) => {
     const amount = new Decimal(typeof value === 'number' ? String(value) : value);
-    if (amount.isNegative() || amount.gte(MAX_PRICE) || amount.decimalPlaces() > 6) {
-      ctx.addIssue({ code: 'custom', message: 'must be between 0 and 10^12 with at most 6 decimal places' });
+    if (!isWithinAmountBound(amount)) {
+      ctx.addIssue({ code: 'custom', message: AMOUNT_RULE });
       return z.NEVER;
     }
     return amount.toFixed(Math.max(2, amount.decimalPlaces()));

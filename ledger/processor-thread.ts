@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Registry } from 'prom-client';
 import type { SomeAggregate } from './aggregate.ts';
-import { kafkaBrokers, type Config } from './config.ts';
+import { kafkaBrokers, type LedgerConfig } from './config.ts';
 import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
 import { createKafka } from './kafka.ts';
@@ -17,7 +17,7 @@ import type { FromThread, ToThread } from './thread-part.ts';
  * clients and codec, so deciding and committing use a core of their own. `modules` names the composition root's module
  * exporting `aggregates` and `routes` (the runtime knows no domain module).
  */
-type ThreadData = { config: Config; modules: string; schemaIds: [string, number][] };
+type ThreadData = { config: LedgerConfig; modules: string; schemaIds: [string, number][] };
 
 const { config, modules, schemaIds } = workerData as ThreadData;
 const port = parentPort;

@@ -2,7 +2,7 @@ import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import { leadersOf, topicsOf, type SomeAggregate } from './aggregate.ts';
 import { CommandBus } from './command-bus.ts';
-import { kafkaBrokers, type Config } from './config.ts';
+import { kafkaBrokers, type LedgerConfig } from './config.ts';
 import { ConsumerLagReader } from './consumer-lag.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, ensureDatabase } from './database.ts';
@@ -70,7 +70,7 @@ export type Runtime = {
 
 /** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
 export async function startRuntime(
-  config: Config,
+  config: LedgerConfig,
   logger: Logger,
   { aggregates, routes, projections, workers = [], processorsThread, metrics }: LedgerModules,
 ): Promise<Runtime> {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { Config } from './config.ts';
+import type { LedgerConfig } from './config.ts';
 import type { Snapshot } from './state-store.ts';
 
 /** A changelog record as kept: the aggregate's id, its JSON value (null: a tombstone) and, when at hand, the parsed snapshot. */
@@ -157,5 +157,5 @@ export class StateStore {
 }
 
 /** One store per instance: two instances on one machine differ by their port. */
-export const stateStorePath = (config: Pick<Config, 'STATE_DIR' | 'LEDGER_NAMESPACE' | 'PORT'>): string =>
+export const stateStorePath = (config: Pick<LedgerConfig, 'STATE_DIR' | 'LEDGER_NAMESPACE' | 'PORT'>): string =>
   resolve(config.STATE_DIR, `${config.LEDGER_NAMESPACE || 'default'}-${config.PORT}`);

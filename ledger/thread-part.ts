@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { Config } from './config.ts';
+import type { LedgerConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Part, PartSignals, PartStatus } from './supervisor.ts';
 
@@ -29,7 +29,7 @@ export class ProcessorThread implements Part {
   private lastMetrics = '';
 
   constructor(
-    private readonly config: Config,
+    private readonly config: LedgerConfig,
     private readonly modules: URL,
     private readonly schemaIds: [string, number][],
     private readonly logger: Logger,

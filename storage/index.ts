@@ -1,8 +1,8 @@
-import type { Config } from '../ledger/config.ts';
 import type { Logger } from '../ledger/logger.ts';
 import { FilesystemObjectStore } from './filesystem-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';
+import type { StorageSettings } from './storage-config.ts';
 
 export type { ObjectStore } from './object-store.ts';
 
@@ -12,19 +12,7 @@ export const DEVELOPMENT_FILE_URL_SECRET = 'commerce-ledger-development-file-url
 /** The bucket when S3_ENDPOINT is set without S3_BUCKET. */
 export const DEFAULT_S3_BUCKET = 'commerce-ledger';
 
-type StorageConfig = Pick<
-  Config,
-  | 'STORAGE_DIR'
-  | 'PUBLIC_BASE_URL'
-  | 'FILE_URL_SECRET'
-  | 'S3_ENDPOINT'
-  | 'S3_PUBLIC_ENDPOINT'
-  | 'S3_BUCKET'
-  | 'S3_REGION'
-  | 'S3_ACCESS_KEY_ID'
-  | 'S3_SECRET_ACCESS_KEY'
-  | 'S3_FORCE_PATH_STYLE'
->;
+type StorageConfig = StorageSettings & { PUBLIC_BASE_URL: string };
 
 /** S3 when S3_ENDPOINT or S3_BUCKET is set, else the filesystem under STORAGE_DIR. */
 export function createObjectStore(config: StorageConfig, logger: Logger): ObjectStore {

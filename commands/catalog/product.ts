@@ -1,4 +1,5 @@
 import { defineAggregate } from '../../ledger/aggregate.ts';
+import { AMOUNT_RULE, isAmount } from '../amount.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 
@@ -175,10 +176,8 @@ export type AddMedia = Command<'AddMedia', MediaAdded['data']>;
 export type ProductCommand = CreateProduct | UpdateProduct | DeleteProduct | AddVariant | AddMedia;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
-/** Media sort order: an Avro int and an integer column, bounded as the edge bounds it. */
+/** Media sort order: an Avro int and an integer column; the edge's schema takes its bound from here. */
 export const MAX_SORT_ORDER = 1_000_000;
-/** A variant price: an exact decimal 0 ≤ price < 10^12 with at most 6 places, as the edge accepts it. */
-const PRICE = /^\d{1,12}(\.\d{1,6})?$/;
 
 const notFound = (productId: string) => new NotFoundError(`product ${productId} not found`);
 
@@ -229,10 +228,8 @@ const remove = ({ data }: DeleteProduct, state: Product): ProductEvent[] => {
 const addVariant = ({ data }: AddVariant, state: Product): ProductEvent[] => {
   const product = existing(state, data.productId);
   if (product.variantIds.includes(data.variantId)) throw new ConflictError(`variant ${data.variantId} already exists`);
-  if (data.price !== null && !PRICE.test(data.price)) {
-    throw new ValidationError('the price is out of bounds', [
-      { path: 'body.price', message: 'must be a decimal 0 ≤ price < 10^12 with at most 6 places' },
-    ]);
+  if (data.price !== null && !isAmount(data.price)) {
+    throw new ValidationError('the price is out of bounds', [{ path: 'body.price', message: AMOUNT_RULE }]);
   }
   return [{ type: 'VariantAdded', data }];
 };

@@ -6,18 +6,11 @@ import { Decimal } from 'decimal.js';
  */
 const Exact = Decimal.clone({ precision: 40 });
 
-/** Unit prices and charges: 0 ≤ amount < 10^12, at most 6 decimal places (the edge's rule for every amount). */
-export const MAX_PRICE = '1e12';
 /**
- * Line totals, subtotal and total: below 10^15, so every amount of an order fits `numeric(21, 6)` wherever a
- * consumer keeps it (the read model keeps the exact text).
+ * Unit prices and charges are amounts (commands/amount.ts). Line totals, subtotal and total: below 10^15, so every
+ * amount of an order fits `numeric(21, 6)` wherever a consumer keeps it (the read model keeps the exact text).
  */
 export const MAX_TOTAL = '1e15';
-
-const DECIMAL = /^\d+(\.\d{1,6})?$/;
-
-/** Whether `value` is a price or charge as an order accepts it. */
-export const isPrice = (value: string): boolean => DECIMAL.test(value) && new Exact(value).lt(MAX_PRICE);
 
 /** Whether a computed amount stays below the total limit. */
 export const isWithinTotalLimit = (value: string): boolean => new Exact(value).lt(MAX_TOTAL);

@@ -3,7 +3,8 @@ import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import type { ReservationLine } from './inventory.ts';
-import { isPrice, isWithinTotalLimit, MAX_PRICE, MAX_TOTAL, orderTotals } from './money.ts';
+import { AMOUNT_RULE, isAmount } from '../amount.ts';
+import { isWithinTotalLimit, MAX_TOTAL, orderTotals } from './money.ts';
 
 /**
  * One order, keyed by UUIDv5(tenant, org, idempotency key). Lifecycle:
@@ -21,6 +22,9 @@ export const orderIdOf = (tenantId: string, orgId: string, idempotencyKey: strin
  */
 export const MAX_ORDER_LINES = 250;
 export const MAX_LINE_QUANTITY = 1_000_000;
+/** The longest line name and order tag, in UTF-16 code units; a mapped platform order is cut to fit. */
+export const MAX_LINE_NAME = 500;
+export const MAX_TAG = 100;
 
 export type OrderStatus = 'pending' | 'confirmed' | 'rejected' | 'processing' | 'shipped' | 'delivered' | 'cancelled';
 export type RequestableStatus = 'processing' | 'shipped' | 'delivered' | 'cancelled';
@@ -142,8 +146,6 @@ export type RequestOrderStatus = Command<'RequestOrderStatus', { orderId: string
 export type OrderCommand = PlaceOrder | ConfirmOrder | RejectOrder | RequestOrderStatus;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
-const priceRule = `must be a decimal 0 ≤ amount < ${MAX_PRICE} with at most 6 places`;
-
 /** What the request carries, checked here too so that no command, from the edge or not, can place an order out of bounds. */
 const requestProblems = (data: PlaceOrder['data']): ErrorDetail[] => {
   const problems: ErrorDetail[] = [];
@@ -154,14 +156,14 @@ const requestProblems = (data: PlaceOrder['data']): ErrorDetail[] => {
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_LINE_QUANTITY) {
       problems.push({ path: `body.line_items.${index}.quantity`, message: `must be an integer 1..${MAX_LINE_QUANTITY}` });
     }
-    if (!isPrice(line.unitPrice)) problems.push({ path: `body.line_items.${index}.unit_price`, message: priceRule });
+    if (!isAmount(line.unitPrice)) problems.push({ path: `body.line_items.${index}.unit_price`, message: AMOUNT_RULE });
   });
   for (const [field, value] of [
     ['discount_total', data.discountTotal],
     ['shipping_total', data.shippingTotal],
     ['tax_total', data.taxTotal],
   ] as const) {
-    if (!isPrice(value)) problems.push({ path: `body.${field}`, message: priceRule });
+    if (!isAmount(value)) problems.push({ path: `body.${field}`, message: AMOUNT_RULE });
   }
   return problems;
 };

@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../../ledger/errors.ts';
+import { AMOUNT_RULE, isAmount } from '../amount.ts';
 import { countryProblem } from './countries.ts';
 
 /**
@@ -48,6 +49,12 @@ export function httpUrlProblem(value: string): string | undefined {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
   if (url.username || url.password) return 'must not carry credentials';
   return undefined;
+}
+
+/** Why `price` is not an amount written as the edge writes it (at least two places), or undefined when it is. */
+function shippingPriceProblem(price: string): string | undefined {
+  if (!/^\d+\.\d{2,}$/.test(price)) return 'must be an exact decimal string';
+  return isAmount(price) ? undefined : AMOUNT_RULE;
 }
 
 /** Why `template` is not a usable product URL template, or undefined when it is. */
@@ -120,10 +127,7 @@ export function settingsProblems(settings: CatalogFeedSettings): ErrorDetail[] {
       'shippingPrice',
       (shippingPrice === null) !== (shippingCurrency === null) ? 'and shippingCurrency come together' : undefined,
     ),
-    ...problemOf(
-      'shippingPrice',
-      shippingPrice !== null && !/^\d+\.\d{2,6}$/.test(shippingPrice) ? 'must be an exact decimal string' : undefined,
-    ),
+    ...problemOf('shippingPrice', shippingPrice === null ? undefined : shippingPriceProblem(shippingPrice)),
     ...problemOf(
       'shippingCurrency',
       shippingCurrency !== null && !/^[A-Z]{3}$/.test(shippingCurrency) ? 'must be an ISO 4217 code' : undefined,

@@ -1,4 +1,4 @@
-import type { Config } from '../../ledger/config.ts';
+import type { Config } from '../../config.ts';
 import type { Worker } from '../../ledger/runtime.ts';
 import { orderMappingWorker } from './order-mapping-worker.ts';
 import { pushWorker } from './push-worker.ts';

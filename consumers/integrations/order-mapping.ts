@@ -2,8 +2,17 @@ import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { validate as isUuid } from 'uuid';
 import { ORDER_CREATED_EVENTS, ORDER_UPDATED_EVENTS } from '../../commands/integrations/inbox.ts';
-import { MAX_LINE_QUANTITY, MAX_ORDER_LINES, orderIdOf, type PlaceOrder, type RequestableStatus } from '../../commands/oms/order.ts';
-import { amount, MAX_PRICE } from '../../commands/oms/money.ts';
+import {
+  MAX_LINE_NAME,
+  MAX_LINE_QUANTITY,
+  MAX_ORDER_LINES,
+  MAX_TAG,
+  orderIdOf,
+  type PlaceOrder,
+  type RequestableStatus,
+} from '../../commands/oms/order.ts';
+import { AMOUNT_RULE, DECIMAL_TEXT, isWithinAmountBound } from '../../commands/amount.ts';
+import { amount } from '../../commands/oms/money.ts';
 
 /**
  * The order mapping's pure part: a platform order (the `data` of an order webhook) read and checked, then turned into
@@ -65,14 +74,13 @@ export function exactAmount(value: unknown, path: string): string {
   let decimal: Decimal;
   try {
     if (typeof value === 'number' && Number.isFinite(value)) decimal = new Decimal(String(value));
-    else if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim())) decimal = new Decimal(value.trim());
+    else if (typeof value === 'string' && DECIMAL_TEXT.test(value.trim())) decimal = new Decimal(value.trim());
     else throw new Unmappable(`${path} must be a number`);
   } catch (error) {
     if (error instanceof Unmappable) throw error;
     throw new Unmappable(`${path} must be a number`);
   }
-  if (decimal.isNegative() || decimal.gte(MAX_PRICE) || decimal.decimalPlaces() > 6)
-    throw new Unmappable(`${path} must be between 0 and 10^12 with at most 6 decimal places (got ${String(value)})`);
+  if (!isWithinAmountBound(decimal)) throw new Unmappable(`${path} ${AMOUNT_RULE} (got ${String(value)})`);
   return amount(decimal);
 }
 
@@ -102,7 +110,7 @@ function parseLine(value: unknown, index: number, fields: LineFields): PlatformL
   const variants = Array.isArray(value.item_variants) ? value.item_variants : [];
   const variantId = idText(isObject(variants[0]) ? variants[0].id : undefined);
   const sku = optionalText(value[fields.sku]);
-  const name = (optionalText(value[fields.name]) ?? sku ?? itemId ?? `line ${index + 1}`).slice(0, 500);
+  const name = (optionalText(value[fields.name]) ?? sku ?? itemId ?? `line ${index + 1}`).slice(0, MAX_LINE_NAME);
   return { itemId, variantId, sku, name, quantity, unitPrice };
 }
 
@@ -240,7 +248,7 @@ export function placeOrderFrom(order: PlatformOrder, context: MappingContext): P
   if (unlocated) tags.push(NO_LOCATION_TAG);
   // Our orders name customers by uuid; another id of the platform's is kept as a tag rather than dropped.
   const customerId = order.customerId !== null && isUuid(order.customerId) ? order.customerId.toLowerCase() : null;
-  if (order.customerId !== null && customerId === null) tags.push(`customer:${order.customerId}`.slice(0, 100));
+  if (order.customerId !== null && customerId === null) tags.push(`customer:${order.customerId}`.slice(0, MAX_TAG));
   const idempotencyKey = mappedIdempotencyKey(unifiedConnectionId, order.externalId);
   const request = {
     orderId: orderIdOf(tenantId, orgId, idempotencyKey),

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Knex } from 'knex';
 import type { Aggregate } from '../../ledger/aggregate.ts';
-import type { Config } from '../../ledger/config.ts';
+import type { LedgerConfig } from '../../ledger/config.ts';
 import { deserializeDomainError } from '../../ledger/errors.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Command, CommandInput, Event, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
@@ -61,7 +61,7 @@ declare module 'fastify' {
  * turns a rejection into the domain error, and returns only once the live read models show the write.
  */
 export const ledgerPlugin = fp(
-  async (app: FastifyInstance, { config, logger, modules }: { config: Config; logger: Logger; modules: LedgerModules }) => {
+  async (app: FastifyInstance, { config, logger, modules }: { config: LedgerConfig; logger: Logger; modules: LedgerModules }) => {
     const runtime = await startRuntime(config, logger, modules);
     app.addHook('onClose', () => runtime.stop());
 

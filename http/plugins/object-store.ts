@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from '../../ledger/config.ts';
+import type { Config } from '../../config.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import { createObjectStore, type ObjectStore } from '../../storage/index.ts';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { connectionAggregate, connectionIdOf, type ConnectionCategory } from '../../commands/integrations/connection.ts';
 import { ProviderError, type ConnectionProvider } from '../../consumers/integrations/provider.ts';
 import { UnifiedClient } from '../../consumers/integrations/unified-client.ts';
-import type { Config } from '../../ledger/config.ts';
+import type { Config } from '../../config.ts';
 import { UnavailableError } from '../../ledger/dependencies.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import type { Logger } from '../../ledger/logger.ts';

@@ -5,7 +5,7 @@ import { productAggregate } from '../../commands/catalog/product.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
 import { findVariant, type Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findMedia, listMedia, type MediaRow } from '../../projections/catalog/taxonomy-queries.ts';
-import { created, httpUrl, ownedFields, withTimestamps } from '../catalog-schemas.ts';
+import { created, httpUrl, ownedFields, sortOrder, withTimestamps } from '../catalog-schemas.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, text, uuid } from '../schemas.ts';
 
@@ -26,7 +26,7 @@ const createBody = z
     product_id: uuid.nullish().describe('An existing product of the tenant'),
     variant_id: uuid.nullish().describe('An existing variant of the tenant (of product_id, when both are given)'),
     alt_text: text().max(1000).nullish(),
-    sort_order: z.number().int().min(-1_000_000).max(1_000_000).default(0).describe('Lower numbers appear first'),
+    sort_order: sortOrder.default(0).describe('Lower numbers appear first'),
   })
   .strict()
   .refine((body) => Boolean(body.product_id || body.variant_id), { message: 'product_id or variant_id is required', path: ['product_id'] });

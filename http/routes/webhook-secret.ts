@@ -10,7 +10,7 @@ import {
   webhookSecretIdOf,
   webhookSecretOf,
 } from '../../commands/integrations/webhook-secret.ts';
-import type { Config } from '../../ledger/config.ts';
+import type { Config } from '../../config.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { brokersProblem, databaseUrlProblem, loadConfig } from '../../ledger/config.ts';
+import { loadConfig } from '../../config.ts';
+import { brokersProblem, databaseUrlProblem, ledgerSettings } from '../../ledger/config.ts';
 import { reasonOf, redactUrl, StartupError } from '../../ledger/startup-error.ts';
 
 const base = { AUTH_DEV_SECRET: 'a-development-secret-0123456789' };
@@ -86,6 +87,32 @@ describe('configuration', () => {
     expect([...loadConfig({ ...base, SERVICE_ROLES: ' api , streams' }).SERVICE_ROLES]).toEqual(['api', 'streams']);
     expect(refusal({ SERVICE_ROLES: 'api,workers' }).message).toContain('SERVICE_ROLES="api,workers"');
     expect(refusal({ SERVICE_ROLES: ' , ' }).message).toContain('SERVICE_ROLES');
+  });
+
+  it("takes the workers' tunables, defaulting to what they were before they became settings", () => {
+    expect(loadConfig(base)).toMatchObject({
+      BULK_SLICE_ITEMS: 500,
+      BULK_SLICES_IN_FLIGHT: 4,
+      BULK_JOBS_AT_ONCE: 4,
+      EXPORTS_AT_ONCE: 2,
+      EXPORT_GIVE_UP_AFTER_MS: 600_000,
+      NOTICE_LINK_SECONDS: 86_400,
+      NOTICES_AT_ONCE: 8,
+      FEED_BUILDS_AT_ONCE: 2,
+      FEED_PAGE_SIZE: 1_000,
+      FEED_READ_MODEL_TIMEOUT_MS: 30_000,
+    });
+    expect(loadConfig({ ...base, BULK_JOBS_AT_ONCE: '16', FEED_PAGE_SIZE: '250' })).toMatchObject({
+      BULK_JOBS_AT_ONCE: 16,
+      FEED_PAGE_SIZE: 250,
+    });
+    expect(refusal({ EXPORTS_AT_ONCE: '0' }).message).toContain('EXPORTS_AT_ONCE="0"');
+  });
+
+  it("keeps the ledger runtime's settings free of the domain", () => {
+    const names = Object.keys(ledgerSettings.shape);
+    expect(names).toContain('KAFKA_BROKERS');
+    expect(names.filter((name) => /^(FEED|BULK|UNIFIED|PUSH|SMTP|NOTICE|S3|STORAGE|WEBHOOK|EXPORT)_?/.test(name))).toEqual([]);
   });
 
   it('asks for an authentication mode', () => {

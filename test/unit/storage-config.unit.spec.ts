@@ -1,7 +1,8 @@
 import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STORAGE_DIR, loadConfig } from '../../ledger/config.ts';
+import { loadConfig } from '../../config.ts';
+import { DEFAULT_STORAGE_DIR } from '../../storage/storage-config.ts';
 import { StartupError } from '../../ledger/startup-error.ts';
 import { FilesystemObjectStore } from '../../storage/filesystem-store.ts';
 import { createObjectStore, DEFAULT_S3_BUCKET } from '../../storage/index.ts';
