@@ -9,7 +9,7 @@ import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
 import { chunkHolding, unfinishedJobs, type WorkerJobRow } from '../../projections/bulk/bulk-queries.ts';
 import { sendAs } from '../send-as.ts';
-import { itemCommandId, planItem, refusedItem, type ItemPlan } from './bulk-items.ts';
+import { itemCommandId, planItem, refusedItem, type ItemPlan } from '../../commands/bulk/bulk-items.ts';
 
 const IDLE_POLL_MS = 5_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

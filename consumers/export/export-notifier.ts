@@ -5,11 +5,11 @@ import type { PartSignals } from '../../ledger/supervisor.ts';
 import { exportProjection } from '../../projections/export/export-projection.ts';
 import { noticesOwed, type WorkerExportRow } from '../../projections/export/export-queries.ts';
 import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { sendEmailNotice } from '../notices/email-notice.ts';
-import { exportNotice, noticeBody, type ExportNotice } from '../notices/export-notice.ts';
-import type { NoticeOutcome } from '../notices/notice-delivery.ts';
-import { sendWebhookNotice, type NoticeSecrets } from '../notices/webhook-notice.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { sendEmailNotice } from '../../adapters/notices/email-notice.ts';
+import { exportNotice, noticeBody, type ExportNotice } from '../../adapters/notices/export-notice.ts';
+import type { NoticeOutcome } from '../../adapters/notices/notice-delivery.ts';
+import { sendWebhookNotice, type NoticeSecrets } from '../../adapters/notices/webhook-notice.ts';
 import { QueueWorker } from '../queue-worker.ts';
 import { sendAs } from '../send-as.ts';
 

@@ -5,7 +5,7 @@ import type { PartSignals } from '../../ledger/supervisor.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
 import { exportProjection } from '../../projections/export/export-projection.ts';
 import { exportsToRun, type WorkerExportRow } from '../../projections/export/export-queries.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
 import { QueueWorker } from '../queue-worker.ts';
 import { sendAs } from '../send-as.ts';
 import { writeCatalogSnapshot } from './catalog-snapshot.ts';

@@ -24,8 +24,8 @@ import { feedProjection } from '../../projections/feed/feed-projection.ts';
 import { feedSettingsOf, findCatalogFeed, replacedFiles } from '../../projections/feed/feed-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { feedKeys, FeedBuilder, type BuiltFeed } from './feed-document.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { feedKeys, FeedBuilder, type BuiltFeed } from '../../commands/ucp/feed-document.ts';
 import { feedProducts } from './feed-rows.ts';
 import { FeedSchedule, type ConsumedEnd } from './feed-schedule.ts';
 

@@ -16,7 +16,7 @@ import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import { backoffDelay, type Part, type PartSignals } from '../../ledger/supervisor.ts';
 import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { namespaced } from '../../ledger/topics.ts';
-import { mappedOrderId, mappingKindOf, parsePlatformOrder, placeOrderFrom, requestedStatusOf } from './order-mapping.ts';
+import { mappedOrderId, mappingKindOf, parsePlatformOrder, placeOrderFrom, requestedStatusOf } from '../../commands/oms/order-mapping.ts';
 import { mappingConnection, matchLines, orderStatusOf } from './order-mapping-lookups.ts';
 
 const SYSTEM_ACTOR = { userId: null, email: null, ip: null };

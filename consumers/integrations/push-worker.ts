@@ -10,7 +10,7 @@ import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
 import { loadPlatformProducts, productReference, type PlatformProduct } from './commerce-item.ts';
-import { ProviderError, type ConnectionProvider } from './provider.ts';
+import { ProviderError, type ConnectionProvider } from '../../adapters/provider/provider.ts';
 import { pushVariants, removeVariants } from './variant-push.ts';
 import { anyActiveConnection, claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
 

@@ -1,5 +1,5 @@
-import type { Config } from '../ledger/config.ts';
-import type { Logger } from '../ledger/logger.ts';
+import type { Config } from '../../ledger/config.ts';
+import type { Logger } from '../../ledger/logger.ts';
 import { FilesystemObjectStore } from './filesystem-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { validate as isUuid } from 'uuid';
-import { ORDER_CREATED_EVENTS, ORDER_UPDATED_EVENTS } from '../../commands/integrations/inbox.ts';
-import { MAX_LINE_QUANTITY, MAX_ORDER_LINES, orderIdOf, type PlaceOrder, type RequestableStatus } from '../../commands/oms/order.ts';
-import { amount, MAX_PRICE } from '../../commands/oms/money.ts';
+import { ORDER_CREATED_EVENTS, ORDER_UPDATED_EVENTS } from '../integrations/inbox.ts';
+import { MAX_LINE_QUANTITY, MAX_ORDER_LINES, orderIdOf, type PlaceOrder, type RequestableStatus } from './order.ts';
+import { amount, MAX_PRICE } from './money.ts';
 
 /**
  * The order mapping's pure part: a platform order (the `data` of an order webhook) read and checked, then turned into
