@@ -29,6 +29,11 @@ export class ItemQueue<T> implements Pick<WorkerHooks, 'round' | 'drain' | 'onEr
     private readonly items: ItemWork<T>,
   ) {}
 
+  /** The worker's hooks: this queue's round, drain and error log, with the worker's own `others`. */
+  hooks(others: Omit<WorkerHooks, 'round' | 'drain' | 'onError'>): WorkerHooks {
+    return { ...others, round: this.round, drain: this.drain, onError: this.onError };
+  }
+
   readonly round = async (): Promise<void> => {
     const free = this.atOnce - this.working.size;
     if (free > 0) this.take(await this.items.queue(this.atOnce * 4), free);

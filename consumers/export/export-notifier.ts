@@ -43,15 +43,11 @@ class ExportNotifier {
   ) {}
 
   hooks(): WorkerHooks {
-    const queue = new ItemQueue(this.context, 'export-notifier', this.options.noticesAtOnce, {
+    return new ItemQueue(this.context, 'export-notifier', this.options.noticesAtOnce, {
       queue: (limit) => noticesOwed(this.context.deps.db, limit),
       keyOf: (owed: Owed) => `${owed.id}/${owed.channel}`,
       work: (owed) => this.work(owed),
-    });
-    return {
-      round: queue.round,
-      drain: queue.drain,
-      onError: queue.onError,
+    }).hooks({
       open: async () => {
         this.abort = new AbortController();
         this.store = this.options.store();
@@ -60,7 +56,7 @@ class ExportNotifier {
       close: async () => {
         await this.store?.close();
       },
-    };
+    });
   }
 
   private async work(owed: Owed): Promise<boolean> {

@@ -34,22 +34,18 @@ class ExportWorker {
   ) {}
 
   hooks(): WorkerHooks {
-    const queue = new ItemQueue(this.context, 'export-worker', this.options.exportsAtOnce, {
+    return new ItemQueue(this.context, 'export-worker', this.options.exportsAtOnce, {
       queue: (limit) => exportsToRun(this.context.deps.db, limit),
       keyOf: (row: WorkerExportRow) => row.id,
       work: (row) => this.work(row),
-    });
-    return {
-      round: queue.round,
-      drain: queue.drain,
-      onError: queue.onError,
+    }).hooks({
       open: async () => {
         this.store = this.options.store();
       },
       close: async () => {
         await this.store?.close();
       },
-    };
+    });
   }
 
   private send(row: WorkerExportRow, input: CommandInput<CatalogExportCommand>) {
