@@ -3,12 +3,12 @@ import { webhookSecretSettings } from './commands/integrations/webhook-secret-co
 import { bulkSettings } from './consumers/bulk/bulk-config.ts';
 import { exportSettings } from './consumers/export/export-config.ts';
 import { feedSettings } from './consumers/feed/feed-config.ts';
-import { providerSettings } from './consumers/integrations/provider-config.ts';
-import { noticeSettings } from './consumers/notices/notice-config.ts';
+import { providerSettings } from './adapters/provider/provider-config.ts';
+import { noticeSettings } from './adapters/notices/notice-config.ts';
 import { httpSettings } from './http/http-config.ts';
 import { defineSettings, ledgerSettings, parseSettings } from './ledger/config.ts';
 import { StartupError } from './ledger/startup-error.ts';
-import { storageProblem, storageSettings } from './storage/storage-config.ts';
+import { storageProblem, storageSettings } from './adapters/storage/storage-config.ts';
 
 /** `http://HOST:PORT`, with a wildcard address read as this machine and an IPv6 literal in brackets. */
 export function defaultPublicBaseUrl(host: string, port: number): string {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { platformProductOf } from '../consumers/integrations/commerce-item.ts';
-import type { RemoteItem } from '../consumers/integrations/provider.ts';
-import { UnifiedClient } from '../consumers/integrations/unified-client.ts';
+import type { RemoteItem } from '../adapters/provider/provider.ts';
+import { UnifiedClient } from '../adapters/provider/unified-client.ts';
 import { ensureStack } from '../stack/stack.ts';
 import { startUnifiedStandIn, type LoggedRequest } from '../stack/unified/stand-in.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';

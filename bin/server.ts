@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { createLogger } from '../ledger/logger.ts';
 import { StartupError } from '../ledger/startup-error.ts';
 import { projections } from '../projections/index.ts';
-import { createObjectStore } from '../storage/index.ts';
+import { createObjectStore } from '../adapters/storage/index.ts';
 import { cannotListen, checkListenAddress } from './listen-address.ts';
 import { aggregates, routes } from './processor-modules.ts';
 

@@ -11,6 +11,7 @@ import {
   type Transaction,
 } from 'kafkajs';
 import type { Logger } from './logger.ts';
+import { sleep } from './sleep.ts';
 import type { PartSignals } from './supervisor.ts';
 import { rootCause, ThrottledLog } from './throttled-log.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
@@ -89,7 +90,7 @@ export async function retryTransient<T>(step: () => Promise<T>, onRetry: (error:
     } catch (error) {
       if (!isTransientTransactionError(error) || attempt >= 20) throw error;
       onRetry(error);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+      await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2));
     }
   }
 }
@@ -199,7 +200,7 @@ export async function ensureTopics(
     // Two processes starting at once may race to create the same topic; that is fine.
     if (error instanceof Error && /already exists/i.test(error.message)) return;
     if (isFinalTopicError(error) || Date.now() >= giveUpAt) throw error;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
+    await sleep(Math.min(2_000, 200 * attempt));
     return ensureTopics(admin, namespace, specs, partitions, recordLimit, giveUpAt, attempt + 1);
   }
 }

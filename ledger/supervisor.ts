@@ -1,4 +1,5 @@
 import type { Logger } from './logger.ts';
+import { sleep } from './sleep.ts';
 import { errorField, failureKind, ThrottledLog } from './throttled-log.ts';
 
 /** A long-running part of the runtime (a processor, router, projection runner, the edge's reply reader). */
@@ -46,8 +47,6 @@ export type PartState = 'starting' | 'running' | 'restarting' | 'stopped';
 export type PartStatus = { name: string; state: PartState; restarts: number; lastFailureAt: number; lastError?: string };
 
 export type SupervisorOptions = { minDelayMs?: number; maxDelayMs?: number; stableAfterMs?: number; stopTimeoutMs?: number };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Exponential backoff with jitter: attempt 0 waits about `min`, each further one twice as long, never more than `max`. */
 export const backoffDelay = (attempt: number, min: number, max: number, random: () => number = Math.random): number => {

@@ -3,16 +3,15 @@ import { productAggregate } from '../../commands/catalog/product.ts';
 import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import { WakeUp } from '../../ledger/wake-up.ts';
-import type { Part, PartSignals } from '../../ledger/supervisor.ts';
-import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import { ownerOfRow, sendCommand } from '../../ledger/send-command.ts';
+import { sleep } from '../../ledger/sleep.ts';
+import { errorField } from '../../ledger/throttled-log.ts';
+import { defineWorker, logFailure, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
 import { chunkHolding, unfinishedJobs, type WorkerJobRow } from '../../projections/bulk/bulk-queries.ts';
-import { sendAs } from '../send-as.ts';
-import { itemCommandId, planItem, refusedItem, type ItemPlan } from './bulk-items.ts';
+import { itemCommandId, planItem, refusedItem, type ItemPlan } from '../../commands/bulk/bulk-items.ts';
 
 const IDLE_POLL_MS = 5_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export type BulkWorkerOptions = {
   /** Items whose outcomes one RecordBulkItems reports (and so the step by which processed_items moves). */
@@ -33,52 +32,26 @@ type SliceOutcome = { firstIndex: number; count: number; succeeded: number; fail
  * has recorded), so after a crash it resumes at the first slice not recorded; a slice sent again is answered by the
  * product aggregates as the first time (each item's command is idempotent under a key of job and item).
  */
-class BulkWorker implements Part {
-  private stopping = false;
-  private loop?: Promise<void>;
-  private readonly wakeUp = new WakeUp();
-  private unsubscribe?: () => void;
+class BulkWorker implements WorkerHooks {
   /** The next item of each job this process has recorded, ahead of a read model that may lag. */
   private readonly recorded = new Map<string, number>();
-  private readonly log;
-  private readonly throttled;
+  private readonly deps: WorkerDeps;
+  readonly onError;
 
   constructor(
-    private readonly deps: WorkerDeps,
+    private readonly context: WorkerContext,
     private readonly options: BulkWorkerOptions,
-    private readonly signals: PartSignals,
   ) {
-    this.log = deps.logger.child({ component: 'bulk-worker' });
-    this.throttled = new ThrottledLog(this.log);
+    this.deps = context.deps;
+    this.onError = logFailure(context, 'bulk-loop', 'bulk worker could not read its jobs; trying again');
   }
 
-  async start(): Promise<void> {
-    this.stopping = false;
-    this.unsubscribe = this.deps.onProgress(bulkProjection.name, this.wakeUp.wake);
-    this.loop = this.run();
-    this.signals.running();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.unsubscribe?.();
-    this.wakeUp.wake();
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      let jobs: Job[] = [];
-      try {
-        jobs = await unfinishedJobs(this.deps.db, this.options.jobsAtOnce);
-        await Promise.all(jobs.map((job) => this.work(job)));
-      } catch (error) {
-        this.throttled.write('warn', 'bulk-loop', { err: errorField(error) }, 'bulk worker could not read its jobs; trying again');
-        await sleep(1_000);
-      }
-      if (jobs.length === 0 && !this.stopping) await this.wakeUp.wait(IDLE_POLL_MS);
-    }
-  }
+  /** The unfinished jobs side by side; more at once while there were some, else after news or the idle poll. */
+  readonly round = async (): Promise<number | void> => {
+    const jobs: Job[] = await unfinishedJobs(this.deps.db, this.options.jobsAtOnce);
+    await Promise.all(jobs.map((job) => this.work(job)));
+    return jobs.length === 0 ? undefined : 0;
+  };
 
   /** One job until it ends, the worker stops, or something fails (then the loop comes back to it). */
   private async work(job: Job): Promise<void> {
@@ -89,7 +62,7 @@ class BulkWorker implements Part {
       const from = Math.max(readModelAt, this.recorded.get(job.id) ?? 0);
       await this.process(job, from, total);
     } catch (error) {
-      this.throttled.write(
+      this.context.throttled.write(
         'warn',
         'bulk-job',
         { err: errorField(error), jobId: job.id },
@@ -104,7 +77,7 @@ class BulkWorker implements Part {
     const pending: Promise<SliceOutcome>[] = [];
     const reader = new ChunkReader(this.deps, job.id);
     let next = from;
-    while (!this.stopping && (next < total || pending.length > 0)) {
+    while (!this.context.stopping() && (next < total || pending.length > 0)) {
       while (next < total && pending.length < this.options.slicesInFlight) {
         const slice = await reader.slice(next, Math.min(this.options.sliceItems, total - next));
         const applying = this.applySlice(job, slice);
@@ -143,7 +116,7 @@ class BulkWorker implements Part {
     commandId?: string,
     refusalThrows = true,
   ) {
-    return sendAs(this.deps.bus, job, aggregate, input, { correlationId: job.id, idempotency, commandId, refusalThrows });
+    return sendCommand(this.deps.bus, ownerOfRow(job), aggregate, input, { correlationId: job.id, idempotency, commandId, refusalThrows });
   }
 }
 
@@ -171,7 +144,10 @@ class ChunkReader {
   }
 }
 
-export const bulkWorker = (options: BulkWorkerOptions): Worker => ({
-  name: 'bulk',
-  create: (deps, signals) => new BulkWorker(deps, options, signals),
-});
+export const bulkWorker = (options: BulkWorkerOptions): Worker =>
+  defineWorker({
+    name: 'bulk',
+    component: 'bulk-worker',
+    source: { kind: 'queue', wokenBy: [bulkProjection.name], idlePollMs: IDLE_POLL_MS },
+    hooks: (context) => new BulkWorker(context, options),
+  });

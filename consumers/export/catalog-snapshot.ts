@@ -8,7 +8,7 @@ import { catalogProjection } from '../../projections/catalog/catalog-projection.
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
 import { blockedProducts } from '../../projections/validation/validation-queries.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
 
 export const EXPORT_SCHEMA_VERSION = 1;
 const PAGE = 1_000;

@@ -1,17 +1,17 @@
 import { catalogExportAggregate, type NoticeChannel } from '../../commands/export/catalog-export.ts';
 import { noticeSecretOf } from '../../commands/integrations/webhook-secret.ts';
-import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import type { PartSignals } from '../../ledger/supervisor.ts';
+import { ItemQueue } from '../../ledger/item-queue.ts';
+import type { Worker } from '../../ledger/runtime.ts';
+import { ownerOfRow, sendCommand } from '../../ledger/send-command.ts';
+import { defineWorker, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { exportProjection } from '../../projections/export/export-projection.ts';
 import { noticesOwed, type WorkerExportRow } from '../../projections/export/export-queries.ts';
 import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { sendEmailNotice } from '../notices/email-notice.ts';
-import { exportNotice, noticeBody, type ExportNotice } from '../notices/export-notice.ts';
-import type { NoticeOutcome } from '../notices/notice-delivery.ts';
-import { sendWebhookNotice, type NoticeSecrets } from '../notices/webhook-notice.ts';
-import { QueueWorker } from '../queue-worker.ts';
-import { sendAs } from '../send-as.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { sendEmailNotice } from '../../adapters/notices/email-notice.ts';
+import { exportNotice, noticeBody, type ExportNotice } from '../../adapters/notices/export-notice.ts';
+import type { NoticeOutcome } from '../../adapters/notices/notice-delivery.ts';
+import { sendWebhookNotice, type NoticeSecrets } from '../../adapters/notices/webhook-notice.ts';
 
 export type ExportNotifierOptions = {
   store: () => ObjectStore;
@@ -33,41 +33,33 @@ type Owed = WorkerExportRow & { channel: NoticeChannel };
  * outcome on the export, so each notice goes out once: after a crash, only notices with no recorded outcome are sent
  * again (at least once; the webhook-id header, the export's id, lets a receiver drop a repeat).
  */
-class ExportNotifier extends QueueWorker<Owed> {
+class ExportNotifier {
   private abort = new AbortController();
   private store?: ObjectStore;
 
   constructor(
-    deps: WorkerDeps,
+    private readonly context: WorkerContext,
     private readonly options: ExportNotifierOptions,
-    signals: PartSignals,
-  ) {
-    super(deps, signals, { component: 'export-notifier', projection: exportProjection.name, atOnce: options.noticesAtOnce });
+  ) {}
+
+  hooks(): WorkerHooks {
+    return new ItemQueue(this.context, 'export-notifier', this.options.noticesAtOnce, {
+      queue: (limit) => noticesOwed(this.context.deps.db, limit),
+      keyOf: (owed: Owed) => `${owed.id}/${owed.channel}`,
+      work: (owed) => this.work(owed),
+    }).hooks({
+      open: async () => {
+        this.abort = new AbortController();
+        this.store = this.options.store();
+      },
+      stopping: () => this.abort.abort(),
+      close: async () => {
+        await this.store?.close();
+      },
+    });
   }
 
-  protected override async opened(): Promise<void> {
-    this.abort = new AbortController();
-    this.store = this.options.store();
-  }
-
-  override async stop(): Promise<void> {
-    this.abort.abort();
-    await super.stop();
-  }
-
-  protected override async closed(): Promise<void> {
-    await this.store?.close();
-  }
-
-  protected queue(limit: number): Promise<Owed[]> {
-    return noticesOwed(this.deps.db, limit);
-  }
-
-  protected keyOf(owed: Owed): string {
-    return `${owed.id}/${owed.channel}`;
-  }
-
-  protected async work(owed: Owed): Promise<boolean> {
+  private async work(owed: Owed): Promise<boolean> {
     const notice = await this.noticeOf(owed);
     const outcome = owed.channel === 'webhook' ? await this.webhook(owed, notice) : await this.email(owed, notice);
     if (this.abort.signal.aborted) return false; // stopped mid-delivery: the next start sends it again
@@ -80,10 +72,16 @@ class ExportNotifier extends QueueWorker<Owed> {
       attempts: outcome.attempts,
       detail,
     };
-    await sendAs(this.deps.bus, owed, catalogExportAggregate, { type: 'RecordExportNotice', data }, { correlationId: owed.id });
+    await sendCommand(
+      this.context.deps.bus,
+      ownerOfRow(owed),
+      catalogExportAggregate,
+      { type: 'RecordExportNotice', data },
+      { correlationId: owed.id },
+    );
     const log = { exportId: owed.id, channel: owed.channel, attempts: outcome.attempts, detail };
-    if (outcome.delivered) this.log.info(log, 'export notice delivered');
-    else this.log.warn(log, 'export notice not delivered');
+    if (outcome.delivered) this.context.log.info(log, 'export notice delivered');
+    else this.context.log.warn(log, 'export notice not delivered');
     return true;
   }
 
@@ -110,7 +108,7 @@ class ExportNotifier extends QueueWorker<Owed> {
   }
 
   private async webhook(row: Owed, notice: ExportNotice): Promise<NoticeOutcome> {
-    const found = await findWebhookSecret(this.deps.db, { tenantId: row.tenant_id, orgId: row.org_id });
+    const found = await findWebhookSecret(this.context.deps.db, { tenantId: row.tenant_id, orgId: row.org_id });
     const { current, previous } = versionsInForce(found, Date.now());
     const secretOf = (version: number) => noticeSecretOf(this.options.webhookSecretKey, row.tenant_id, row.org_id, version);
     // During a rotation's grace both sign, so a receiver that still holds the previous secret verifies the notice too.
@@ -126,7 +124,10 @@ class ExportNotifier extends QueueWorker<Owed> {
   }
 }
 
-export const exportNotifier = (options: ExportNotifierOptions): Worker => ({
-  name: 'export-notifier',
-  create: (deps, signals) => new ExportNotifier(deps, options, signals),
-});
+export const exportNotifier = (options: ExportNotifierOptions): Worker =>
+  defineWorker({
+    name: 'export-notifier',
+    component: 'export-notifier',
+    source: { kind: 'queue', wokenBy: [exportProjection.name], idlePollMs: 5_000 },
+    hooks: (context) => new ExportNotifier(context, options).hooks(),
+  });

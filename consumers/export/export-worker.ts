@@ -1,13 +1,13 @@
 import { catalogExportAggregate, type CatalogExportCommand } from '../../commands/export/catalog-export.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { ItemQueue } from '../../ledger/item-queue.ts';
 import type { CommandInput } from '../../ledger/message.ts';
-import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import type { PartSignals } from '../../ledger/supervisor.ts';
+import type { Worker } from '../../ledger/runtime.ts';
+import { ownerOfRow, sendCommand } from '../../ledger/send-command.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
+import { defineWorker, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { exportProjection } from '../../projections/export/export-projection.ts';
 import { exportsToRun, type WorkerExportRow } from '../../projections/export/export-queries.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { QueueWorker } from '../queue-worker.ts';
-import { sendAs } from '../send-as.ts';
 import { writeCatalogSnapshot } from './catalog-snapshot.ts';
 
 export type ExportWorkerOptions = {
@@ -24,46 +24,42 @@ export type ExportWorkerOptions = {
  * crash a RUNNING export is written again from a fresh snapshot under the same keys, and completed once (the aggregate
  * ignores a second completion).
  */
-class ExportWorker extends QueueWorker<WorkerExportRow> {
+class ExportWorker {
   private readonly failingSince = new Map<string, number>();
   private store?: ObjectStore;
 
   constructor(
-    deps: WorkerDeps,
+    private readonly context: WorkerContext,
     private readonly options: ExportWorkerOptions,
-    signals: PartSignals,
-  ) {
-    super(deps, signals, { component: 'export-worker', projection: exportProjection.name, atOnce: options.exportsAtOnce });
-  }
+  ) {}
 
-  protected override async opened(): Promise<void> {
-    this.store = this.options.store();
-  }
-
-  protected override async closed(): Promise<void> {
-    await this.store?.close();
-  }
-
-  protected queue(limit: number): Promise<WorkerExportRow[]> {
-    return exportsToRun(this.deps.db, limit);
-  }
-
-  protected keyOf(row: WorkerExportRow): string {
-    return row.id;
+  hooks(): WorkerHooks {
+    return new ItemQueue(this.context, 'export-worker', this.options.exportsAtOnce, {
+      queue: (limit) => exportsToRun(this.context.deps.db, limit),
+      keyOf: (row: WorkerExportRow) => row.id,
+      work: (row) => this.work(row),
+    }).hooks({
+      open: async () => {
+        this.store = this.options.store();
+      },
+      close: async () => {
+        await this.store?.close();
+      },
+    });
   }
 
   private send(row: WorkerExportRow, input: CommandInput<CatalogExportCommand>) {
-    return sendAs(this.deps.bus, row, catalogExportAggregate, input, { correlationId: row.id });
+    return sendCommand(this.context.deps.bus, ownerOfRow(row), catalogExportAggregate, input, { correlationId: row.id });
   }
 
-  protected async work(row: WorkerExportRow): Promise<boolean> {
+  private async work(row: WorkerExportRow): Promise<boolean> {
     const ids = { catalogExportsId: row.catalog_exports_id, exportId: row.id };
     try {
       if (row.status === 'PENDING') await this.send(row, { type: 'StartExport', data: ids });
       const scope = { tenantId: row.tenant_id, orgId: row.org_id };
       const started = performance.now();
-      const snapshot = await writeCatalogSnapshot(this.deps.db, this.store as ObjectStore, scope, row.id);
-      if (this.stopping) return false; // written, not recorded: the next start writes it again and records it
+      const snapshot = await writeCatalogSnapshot(this.context.deps.db, this.store as ObjectStore, scope, row.id);
+      if (this.context.stopping()) return false; // written, not recorded: the next start writes it again and records it
       const written = performance.now();
       await this.send(row, {
         type: 'CompleteExport',
@@ -81,7 +77,7 @@ class ExportWorker extends QueueWorker<WorkerExportRow> {
       });
       this.failingSince.delete(row.id);
       const ms = { writeMs: Math.round(written - started), recordMs: Math.round(performance.now() - written) };
-      this.log.info({ exportId: row.id, tenantId: row.tenant_id, products: snapshot.productCount, ...ms }, 'export completed');
+      this.context.log.info({ exportId: row.id, tenantId: row.tenant_id, products: snapshot.productCount, ...ms }, 'export completed');
       return true;
     } catch (error) {
       return this.failed(row, error);
@@ -92,19 +88,27 @@ class ExportWorker extends QueueWorker<WorkerExportRow> {
   private async failed(row: WorkerExportRow, error: unknown): Promise<boolean> {
     const since = this.failingSince.get(row.id) ?? Date.now();
     this.failingSince.set(row.id, since);
-    if (Date.now() - since < this.options.giveUpAfterMs || this.stopping) {
-      this.throttled.write('warn', 'export', { err: errorField(error), exportId: row.id }, 'export interrupted; it is written again');
+    if (Date.now() - since < this.options.giveUpAfterMs || this.context.stopping()) {
+      this.context.throttled.write(
+        'warn',
+        'export',
+        { err: errorField(error), exportId: row.id },
+        'export interrupted; it is written again',
+      );
       return false;
     }
     const reason = error instanceof Error ? error.message : String(error);
     await this.send(row, { type: 'FailExport', data: { catalogExportsId: row.catalog_exports_id, exportId: row.id, reason } });
     this.failingSince.delete(row.id);
-    this.log.error({ exportId: row.id, err: errorField(error) }, 'export failed');
+    this.context.log.error({ exportId: row.id, err: errorField(error) }, 'export failed');
     return true;
   }
 }
 
-export const exportWorker = (options: ExportWorkerOptions): Worker => ({
-  name: 'export',
-  create: (deps, signals) => new ExportWorker(deps, options, signals),
-});
+export const exportWorker = (options: ExportWorkerOptions): Worker =>
+  defineWorker({
+    name: 'export',
+    component: 'export-worker',
+    source: { kind: 'queue', wokenBy: [exportProjection.name], idlePollMs: 5_000 },
+    hooks: (context) => new ExportWorker(context, options).hooks(),
+  });

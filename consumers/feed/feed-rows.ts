@@ -4,7 +4,7 @@ import { catalogProjection } from '../../projections/catalog/catalog-projection.
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { blockedProducts } from '../../projections/validation/validation-queries.ts';
-import type { FeedProduct, FeedVariant } from './feed-product.ts';
+import type { FeedProduct, FeedVariant } from '../../commands/ucp/feed-product.ts';
 
 const catalog = liveSchema(catalogProjection);
 const oms = liveSchema(omsProjection);

@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Knex } from 'knex';
 import { productAggregate } from '../../commands/catalog/product.ts';
 import { inventoryAggregate } from '../../commands/oms/inventory.ts';
@@ -9,23 +7,21 @@ import { productQualityAggregate } from '../../commands/quality/product-quality.
 import { skuUsageAggregate } from '../../commands/quality/sku-usage.ts';
 import { catalogFeedAggregate, catalogFeedIdOf, type CatalogFeedCommand } from '../../commands/ucp/catalog-feed.ts';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
-import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
-import type { Logger } from '../../ledger/logger.ts';
-import type { Command, CommandInput } from '../../ledger/message.ts';
+import type { CommandInput } from '../../ledger/message.ts';
 import { liveSchema, type Projection } from '../../ledger/projection.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import type { Part, PartSignals } from '../../ledger/supervisor.ts';
-import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
-import type { TopicSpec } from '../../ledger/topics.ts';
-import { namespaced } from '../../ledger/topics.ts';
+import { sendCommand } from '../../ledger/send-command.ts';
+import { errorField } from '../../ledger/throttled-log.ts';
+import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 import { WakeUp } from '../../ledger/wake-up.ts';
+import { defineWorker, logFailure, type TopicBatch, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { feedProjection } from '../../projections/feed/feed-projection.ts';
 import { feedSettingsOf, findCatalogFeed, replacedFiles } from '../../projections/feed/feed-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { feedKeys, FeedBuilder, type BuiltFeed } from './feed-document.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { feedKeys, FeedBuilder, type BuiltFeed } from '../../commands/ucp/feed-document.ts';
 import { feedProducts } from './feed-rows.ts';
 import { FeedSchedule, type ConsumedEnd } from './feed-schedule.ts';
 
@@ -72,7 +68,6 @@ const WATCHED: { topic: TopicSpec; types?: ReadonlySet<string>; projection: Proj
 ];
 
 const gzip = promisify(gzipCallback);
-const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
 const keyOf = (tenantId: string, orgId: string) => `${tenantId}/${orgId}`;
 
 /**
@@ -83,74 +78,52 @@ const keyOf = (tenantId: string, orgId: string) => `${tenantId}/${orgId}`;
  * snapshot, writes both files under content-addressed keys, then publishes them (PublishCatalogFeed). It commits its
  * offsets only past changes every feed reflects, so a crash anywhere builds again; the same content publishes nothing.
  */
-class FeedWorker implements Part {
-  private consumer?: Consumer;
+class FeedWorker implements WorkerHooks {
   private store?: ObjectStore;
-  private stopping = false;
-  private loop?: Promise<void>;
   private schedule: FeedSchedule;
-  private readonly wakeUp = new WakeUp();
   private readonly running = new Set<Promise<void>>();
   /** The last offset consumed of each topic partition (namespaced topic), with the projection that reads it. */
   private readonly consumedUpTo = new Map<string, { topic: string; partition: number; offset: bigint; projection: string }>();
-  private readonly groupId: string;
-  private readonly log: Logger;
-  private readonly throttled: ThrottledLog;
+  private readonly deps: WorkerDeps;
+  readonly onError;
 
   constructor(
-    private readonly deps: WorkerDeps,
+    private readonly context: WorkerContext,
     private readonly options: FeedWorkerOptions,
-    private readonly signals: PartSignals,
   ) {
-    this.groupId = namespaced(deps.namespace, 'commerce-ledger.catalog-feed');
-    this.log = deps.logger.child({ component: 'feed-worker' });
-    this.throttled = new ThrottledLog(this.log);
+    this.deps = context.deps;
+    this.onError = logFailure(context, 'feed-loop', 'catalog feed worker could not schedule its builds; trying again');
     this.schedule = new FeedSchedule(options.quietMs, options.maxDelayMs);
   }
 
-  async start(): Promise<void> {
-    this.stopping = false;
+  readonly open = async (): Promise<void> => {
     this.schedule = new FeedSchedule(this.options.quietMs, this.options.maxDelayMs);
     this.consumedUpTo.clear();
     this.store = this.options.store();
-    const consumer = supervisedConsumer(
-      this.deps.kafka,
-      // A feed is rebuilt after a quiet spell (FEED_QUIET_MS): a second more of reading behind costs it nothing.
-      { groupId: this.groupId, readUncommitted: false, ...BATCHED_FETCH },
-      this.signals,
-    );
-    this.consumer = consumer;
-    await consumer.connect();
-    for (const { topic } of WATCHED) await consumer.subscribe({ topic: namespaced(this.deps.namespace, topic.name), fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatch: (payload) => this.eachBatch(payload) });
-    this.loop = this.run();
-  }
+  };
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.wakeUp.wake();
-    await this.loop;
+  readonly drain = async (): Promise<void> => {
     await Promise.allSettled([...this.running]);
-    const consumer = this.consumer;
-    this.consumer = undefined;
-    await disconnectQuietly(consumer);
-    await this.store?.close().catch(() => undefined);
-  }
+  };
 
-  private async eachBatch({ batch }: EachBatchPayload): Promise<void> {
+  readonly close = async (): Promise<void> => {
+    await this.store?.close().catch(() => undefined);
+  };
+
+  readonly handleBatch = async (batch: TopicBatch): Promise<void> => {
     const watched = WATCHED.find((w) => namespaced(this.deps.namespace, w.topic.name) === batch.topic);
     if (!watched || batch.messages.length === 0) return;
     const keys = new Set<string>();
     const awaited = new Set<string>();
     for (const message of batch.messages) {
-      const type = message.headers?.['event-type']?.toString();
+      const type = message.header('event-type');
       if (!message.value || (watched.types && type !== undefined && !watched.types.has(type))) continue;
       const event = await this.deps.codec.decode(message.value, { topic: batch.topic, partition: batch.partition, offset: message.offset });
       if (watched.types && !watched.types.has(event.type)) continue;
       keys.add(keyOf(event.envelope.tenantId, event.envelope.orgId));
       if (event.type === 'CatalogFeedRequested') awaited.add(keyOf(event.envelope.tenantId, event.envelope.orgId));
     }
-    const end: ConsumedEnd = { topic: batch.topic, partition: batch.partition, lastOffset: batch.lastOffset() };
+    const end: ConsumedEnd = { topic: batch.topic, partition: batch.partition, lastOffset: batch.lastOffset };
     this.consumedUpTo.set(`${batch.topic}|${batch.partition}`, {
       topic: batch.topic,
       partition: batch.partition,
@@ -159,24 +132,23 @@ class FeedWorker implements Part {
     });
     this.schedule.consumed(keys, end, Date.now(), awaited);
     await this.commit();
-    this.wakeUp.wake();
-  }
+    this.context.wake();
+  };
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      for (const key of this.schedule.due(Date.now())) {
-        if (this.running.size >= this.options.buildsAtOnce) break;
-        this.schedule.started(key);
-        const build: Promise<void> = this.build(key).finally(() => {
-          this.running.delete(build);
-          this.wakeUp.wake();
-        });
-        this.running.add(build);
-      }
-      const waitMs = this.running.size >= this.options.buildsAtOnce ? 1_000 : (this.schedule.nextDueIn(Date.now()) ?? 1_000);
-      await this.wakeUp.wait(Math.max(10, Math.min(1_000, waitMs)));
+  /** Starts the builds that are due, as many as may run at once; answers when to look again. */
+  readonly round = async (): Promise<number> => {
+    for (const key of this.schedule.due(Date.now())) {
+      if (this.running.size >= this.options.buildsAtOnce) break;
+      this.schedule.started(key);
+      const build: Promise<void> = this.build(key).finally(() => {
+        this.running.delete(build);
+        this.context.wake();
+      });
+      this.running.add(build);
     }
-  }
+    const waitMs = this.running.size >= this.options.buildsAtOnce ? 1_000 : (this.schedule.nextDueIn(Date.now()) ?? 1_000);
+    return Math.max(10, Math.min(1_000, waitMs));
+  };
 
   private async build(key: string): Promise<void> {
     const [tenantId = '', orgId = ''] = key.split('/');
@@ -190,13 +162,13 @@ class FeedWorker implements Part {
       if (!published) await this.publish(scope, feed);
       this.schedule.finished(key, true, Date.now());
       await this.prune(scope, feedKeys(tenantId, orgId, feed));
-      this.log.info(
+      this.context.log.info(
         { tenantId, orgId, products: feed.productCount, items: feed.itemCount, ms: Date.now() - startedAt, changed: !published },
         'catalog feed built',
       );
     } catch (error) {
       this.schedule.finished(key, false, Date.now());
-      this.throttled.write(
+      this.context.throttled.write(
         'warn',
         'feed-build',
         { err: errorField(error), tenantId, orgId },
@@ -256,15 +228,12 @@ class FeedWorker implements Part {
       const store = this.store as ObjectStore;
       for (const key of keys) await store.delete(key);
     } catch (error) {
-      this.throttled.write('warn', 'feed-prune', { err: errorField(error), ...scope }, 'old catalog feed files not pruned yet');
+      this.context.throttled.write('warn', 'feed-prune', { err: errorField(error), ...scope }, 'old catalog feed files not pruned yet');
     }
   }
 
   private async send(scope: { tenantId: string; orgId: string }, command: CommandInput<CatalogFeedCommand>, correlationId: string) {
-    const metadata = { commandId: randomUUID(), ...scope, actor: SYSTEM_ACTOR, issuedAt: Date.now(), correlationId };
-    const reply = await this.deps.bus.send(catalogFeedAggregate.commands, command.data.feedId, { ...command, metadata } as Command);
-    if (reply.outcome === 'rejected') throw new Error(`${command.type} refused: ${reply.error.message}`);
-    if (reply.outcome !== 'accepted') throw new Error(`${command.type}: unexpected reply`);
+    await sendCommand(this.deps.bus, scope, catalogFeedAggregate, command, { correlationId });
   }
 
   /** Resolves once every read model has applied what this worker has consumed so far. */
@@ -276,7 +245,7 @@ class FeedWorker implements Part {
     try {
       for (;;) {
         if (await this.applied(targets)) return;
-        if (this.stopping) throw new Error('stopping');
+        if (this.context.stopping()) throw new Error('stopping');
         if (Date.now() >= deadline) throw new Error('the read models have not applied the consumed events yet');
         await wake.wait(200);
       }
@@ -298,17 +267,27 @@ class FeedWorker implements Part {
 
   private async commit(): Promise<void> {
     const offsets = this.schedule.takeCommittable();
-    if (offsets.length === 0 || !this.consumer) return;
+    if (offsets.length === 0) return;
     try {
-      await this.consumer.commitOffsets(offsets);
+      await this.context.commit(offsets);
     } catch (error) {
       // A rebalance took the partitions: their next owner reads from the last commit and builds again.
-      this.throttled.write('warn', 'feed-commit', { err: errorField(error) }, 'catalog feed offsets not committed');
+      this.context.throttled.write('warn', 'feed-commit', { err: errorField(error) }, 'catalog feed offsets not committed');
     }
   }
 }
 
-export const feedWorker = (options: FeedWorkerOptions): Worker => ({
-  name: 'catalog-feed',
-  create: (deps, signals) => new FeedWorker(deps, options, signals),
-});
+export const feedWorker = (options: FeedWorkerOptions): Worker =>
+  defineWorker({
+    name: 'catalog-feed',
+    component: 'feed-worker',
+    // A feed is rebuilt after a quiet spell (FEED_QUIET_MS): a second more of reading behind costs it nothing.
+    source: {
+      kind: 'topic',
+      groupId: 'commerce-ledger.catalog-feed',
+      topics: WATCHED.map((w) => w.topic),
+      fetch: 'batched',
+      commit: { kind: 'manual' },
+    },
+    hooks: (context) => new FeedWorker(context, options),
+  });

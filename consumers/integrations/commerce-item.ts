@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { DEFAULT_VARIANT } from '../../commands/integrations/item-push.ts';
 import { liveSchema } from '../../ledger/projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
-import { REFERENCE_SLUG, type CommerceItem, type CommerceItemVariant, type ItemPrice } from './provider.ts';
+import { REFERENCE_SLUG, type CommerceItem, type CommerceItemVariant, type ItemPrice } from '../../adapters/provider/provider.ts';
 
 /** How a pushed item names its product on the platform: searchable, unique, and stable across retries and restarts. */
 export const productReference = (productId: string): string => `cl:${productId}`;

@@ -2,7 +2,7 @@ import type { Config } from '../../config.ts';
 import type { Worker } from '../../ledger/runtime.ts';
 import { orderMappingWorker } from './order-mapping-worker.ts';
 import { pushWorker } from './push-worker.ts';
-import { UnifiedClient } from './unified-client.ts';
+import { UnifiedClient } from '../../adapters/provider/unified-client.ts';
 
 /** The integration workers, talking to the connection provider the configuration names. */
 export const integrationWorkers = (config: Config): Worker[] => [

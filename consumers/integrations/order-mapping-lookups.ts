@@ -4,7 +4,7 @@ import { catalogProjection } from '../../projections/catalog/catalog-projection.
 import { connectionsProjection } from '../../projections/integrations/connections-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
-import type { LineMatch, PlatformLine } from './order-mapping.ts';
+import type { LineMatch, PlatformLine } from '../../commands/oms/order-mapping.ts';
 
 /** What the order mapping reads from the read models (its decisions stay with the order aggregate). */
 

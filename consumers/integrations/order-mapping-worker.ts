@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import {
   inboundDeadLetterAggregate,
   inboundDeadLetterIdOf,
@@ -10,22 +8,19 @@ import { inboxAggregate, type WebhookReceived } from '../../commands/integration
 import { orderAggregate } from '../../commands/oms/order.ts';
 import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { CommandReply } from '../../ledger/command-reply.ts';
-import { disconnectQuietly, supervisedConsumer } from '../../ledger/kafka.ts';
 import type { Command, CommandInput, Event, EventEnvelope, RecordedEvent } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import { backoffDelay, type Part, type PartSignals } from '../../ledger/supervisor.ts';
-import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
-import { namespaced } from '../../ledger/topics.ts';
-import { mappedOrderId, mappingKindOf, parsePlatformOrder, placeOrderFrom, requestedStatusOf } from './order-mapping.ts';
+import { sendCommand, type Decision } from '../../ledger/send-command.ts';
+import { sleep } from '../../ledger/sleep.ts';
+import { errorField } from '../../ledger/throttled-log.ts';
+import { defineWorker, type TopicMessage, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
+import { mappedOrderId, mappingKindOf, parsePlatformOrder, placeOrderFrom, requestedStatusOf } from '../../commands/oms/order-mapping.ts';
 import { mappingConnection, matchLines, orderStatusOf } from './order-mapping-lookups.ts';
 
-const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
 /** How long an update waits for its order to leave `pending` (the reservation) before the event is tried again. */
 const DECIDED_WAIT_MS = 15_000;
 /** A connection missing from the read model this long after the event is not lag: the event is dead-lettered. */
 const UNKNOWN_CONNECTION_AFTER_MS = 5 * 60_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An event that can never be mapped: it goes to the inbound dead-letter topic with this reason. */
 class Unmappable extends Error {}
@@ -42,85 +37,24 @@ type Owner = Pick<EventEnvelope, 'tenantId' | 'orgId' | 'correlationId'>;
  * place with backoff (the partition waits: one external order's events stay in order); an event that can never be
  * mapped is dead-lettered and the partition moves on.
  */
-class OrderMappingWorker implements Part {
-  private consumer?: Consumer;
-  private stopping = false;
-  private readonly groupId: string;
-  private readonly log;
-  private readonly throttled;
+class OrderMappingWorker implements WorkerHooks {
+  private readonly deps: WorkerDeps;
 
-  constructor(
-    private readonly deps: WorkerDeps,
-    private readonly signals: PartSignals,
-    private readonly concurrency: number,
-  ) {
-    this.groupId = namespaced(deps.namespace, 'commerce-ledger.order-mapping');
-    this.log = deps.logger.child({ component: 'order-mapping' });
-    this.throttled = new ThrottledLog(this.log);
+  constructor(private readonly context: WorkerContext) {
+    this.deps = context.deps;
   }
 
-  async start(): Promise<void> {
-    this.stopping = false;
-    const { kafka, namespace } = this.deps;
-    const consumer = supervisedConsumer(kafka, { groupId: this.groupId, readUncommitted: false }, this.signals);
-    this.consumer = consumer;
-    await consumer.connect();
-    for (const topic of [inboxAggregate.events, inboundDeadLetterAggregate.events])
-      await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    await consumer.run({
-      autoCommit: true,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.concurrency,
-      eachBatch: (payload) => this.eachBatch(payload),
-    });
-  }
+  readonly onError = (error: unknown, { attempt, message }: { attempt: number; message?: TopicMessage }): void =>
+    this.context.throttled.write(
+      'warn',
+      `order-mapping:${error instanceof NotYet ? 'not-yet' : 'failed'}`,
+      { err: errorField(error), topic: message?.topic, partition: message?.partition, offset: message?.offset, attempt },
+      'order mapping could not finish an event; trying it again',
+    );
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    const consumer = this.consumer;
-    this.consumer = undefined;
-    await disconnectQuietly(consumer);
-  }
-
-  private async eachBatch({
-    batch,
-    resolveOffset,
-    heartbeat,
-    commitOffsetsIfNecessary,
-    isRunning,
-    isStale,
-  }: EachBatchPayload): Promise<void> {
-    const live = () => !this.stopping && isRunning() && !isStale();
-    for (const message of batch.messages) {
-      if (!live()) return;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await this.handle(batch.topic, batch.partition, message);
-          break;
-        } catch (error) {
-          this.throttled.write(
-            'warn',
-            `order-mapping:${error instanceof NotYet ? 'not-yet' : 'failed'}`,
-            { err: errorField(error), topic: batch.topic, partition: batch.partition, offset: message.offset, attempt },
-            'order mapping could not finish an event; trying it again',
-          );
-          const until = Date.now() + backoffDelay(attempt, 200, 30_000);
-          while (Date.now() < until) {
-            if (!live()) return;
-            await heartbeat();
-            await sleep(Math.min(1_000, until - Date.now()));
-          }
-        }
-      }
-      resolveOffset(message.offset);
-      await commitOffsetsIfNecessary();
-      await heartbeat();
-    }
-  }
-
-  private async handle(topic: string, partition: number, message: KafkaMessage): Promise<void> {
-    if (!message.value) return;
-    const event = await this.deps.codec.decode(message.value, { topic, partition, offset: message.offset });
+  readonly handle = async ({ topic, partition, offset, value }: TopicMessage): Promise<void> => {
+    if (!value) return;
+    const event = await this.deps.codec.decode(value, { topic, partition, offset });
     let delivery: InboundDelivery;
     if (event.type === 'WebhookReceived') delivery = (event as RecordedEvent<WebhookReceived>).data;
     else if (event.type === 'InboundEventRedriven') {
@@ -133,13 +67,16 @@ class OrderMappingWorker implements Part {
       await this.map(event.envelope, delivery, kind);
     } catch (error) {
       if (!(error instanceof Unmappable)) throw error;
-      this.log.info({ inboxId: delivery.inboxId, deliveryId: delivery.deliveryId, reason: error.message }, 'inbound event dead-lettered');
+      this.context.log.info(
+        { inboxId: delivery.inboxId, deliveryId: delivery.deliveryId, reason: error.message },
+        'inbound event dead-lettered',
+      );
       await this.command(event.envelope, inboundDeadLetterAggregate, {
         type: 'DeadLetterInboundEvent',
         data: { inboundDeadLetterId: inboundDeadLetterIdOf(delivery.inboxId, delivery.deliveryId), ...delivery, reason: error.message },
       });
     }
-  }
+  };
 
   private async map(owner: EventEnvelope, delivery: InboundDelivery, kind: 'created' | 'updated'): Promise<void> {
     const parsed = parsePlatformOrder(delivery.payload, delivery.externalId);
@@ -175,7 +112,7 @@ class OrderMappingWorker implements Part {
     // asynchronously after the placement.
     const deadline = Date.now() + DECIDED_WAIT_MS;
     let current = await orderStatusOf(db, scope, orderId);
-    while ((current === undefined || current === 'pending') && Date.now() < deadline && !this.stopping) {
+    while ((current === undefined || current === 'pending') && Date.now() < deadline && !this.context.stopping()) {
       await sleep(100);
       current = await orderStatusOf(db, scope, orderId);
     }
@@ -189,19 +126,12 @@ class OrderMappingWorker implements Part {
   private async command<C extends Command, E extends Event, S>(
     owner: Owner,
     aggregate: Aggregate<C, E, S>,
-    { type, data }: CommandInput<NoInfer<C>>,
-  ): Promise<Extract<CommandReply, { outcome: 'accepted' | 'rejected' }>> {
-    const metadata = {
-      commandId: randomUUID(),
-      tenantId: owner.tenantId,
-      orgId: owner.orgId,
-      actor: SYSTEM_ACTOR,
-      issuedAt: Date.now(),
-      correlationId: owner.correlationId,
-    };
-    const reply = await this.deps.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata } as Command);
-    if (reply.outcome === 'ping') throw new NotYet('unexpected reply');
-    if (reply.outcome === 'rejected' && aggregate.name !== orderAggregate.name) throw new NotYet(`${type} refused: ${reply.error.message}`);
+    input: CommandInput<NoInfer<C>>,
+  ): Promise<Decision> {
+    const scope = { tenantId: owner.tenantId, orgId: owner.orgId };
+    const reply = await sendCommand(this.deps.bus, scope, aggregate, input, { correlationId: owner.correlationId, refusalThrows: false });
+    if (reply.outcome === 'rejected' && aggregate.name !== orderAggregate.name)
+      throw new NotYet(`${input.type} refused: ${reply.error.message}`);
     return reply;
   }
 }
@@ -210,7 +140,16 @@ const describe = (reply: Extract<CommandReply, { outcome: 'rejected' }>): string
   [reply.error.message, ...reply.error.details.map((d) => `${d.path} ${d.message}`)].join('; ');
 
 /** The order mapping: `concurrency` inbox partitions mapped side by side (each partition in order). */
-export const orderMappingWorker = (concurrency = 8): Worker => ({
-  name: 'order-mapping',
-  create: (deps, signals) => new OrderMappingWorker(deps, signals, concurrency),
-});
+export const orderMappingWorker = (concurrency = 8): Worker =>
+  defineWorker({
+    name: 'order-mapping',
+    component: 'order-mapping',
+    source: {
+      kind: 'topic',
+      groupId: 'commerce-ledger.order-mapping',
+      topics: [inboxAggregate.events, inboundDeadLetterAggregate.events],
+      fetch: 'prompt',
+      commit: { kind: 'each-message', partitionsAtOnce: concurrency },
+    },
+    hooks: (context) => new OrderMappingWorker(context),
+  });

@@ -1,16 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { connectionAggregate } from '../../commands/integrations/connection.ts';
 import { itemPushAggregate, type PushedVariant, type RecordItemPushed } from '../../commands/integrations/item-push.ts';
 import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { Command, CommandInput, Event } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
-import { WakeUp } from '../../ledger/wake-up.ts';
-import type { Part, PartSignals } from '../../ledger/supervisor.ts';
-import { errorField, ThrottledLog } from '../../ledger/throttled-log.ts';
+import { postCommand } from '../../ledger/send-command.ts';
+import { sleep } from '../../ledger/sleep.ts';
+import { errorField } from '../../ledger/throttled-log.ts';
+import { defineWorker, logFailure, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
 import { loadPlatformProducts, productReference, type PlatformProduct } from './commerce-item.ts';
-import { ProviderError, type ConnectionProvider } from './provider.ts';
+import { ProviderError, type ConnectionProvider } from '../../adapters/provider/provider.ts';
 import { pushVariants, removeVariants } from './variant-push.ts';
 import { anyActiveConnection, claimDueItems, connectionsNeedingWebhooks, markCreateStarted, type ClaimedItem } from './push-claims.ts';
 
@@ -33,13 +33,11 @@ export const ORDER_WEBHOOKS = [
   { object_type: 'accounting_order', event: 'updated' },
 ] as const;
 
-const SYSTEM_ACTOR = { userId: null, email: null, ip: null };
 /** Without news from the queue's projections; their progress wakes the worker at once. */
 const IDLE_POLL_MS = 2_000;
 const WEBHOOK_RETRY_MS = 10_000;
 const WEBHOOK_RETRY_MAX_MS = 60 * 60_000;
 const WEBHOOK_RECHECK_MS = 30_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Owner = { tenant_id: string; org_id: string };
 type PushTarget = Omit<RecordItemPushed['data'], 'remoteId' | 'created' | 'variants'>;
@@ -51,17 +49,15 @@ type Pushed = { remoteId: string | null; created: boolean; variants: PushedVaria
  * retries. It also subscribes every active connection to the platform's order events. It heals by itself: a failed
  * claim is tried again, an outcome it could not report is left to the item's lease.
  */
-class PushWorker implements Part {
+class PushWorker implements WorkerHooks {
   private provider?: ConnectionProvider & { close(): Promise<void> };
-  private loop?: Promise<void>;
-  private stopping = false;
-  private readonly wakeUp = new WakeUp();
+  private readonly deps: WorkerDeps;
   private queueChanged = true;
+  private lastWebhookCheck = 0;
   /** Whether a connection is active, as the push queue showed it when last looked at; no claims while none is. */
   private anyActive = true;
   /** When that was; 0: look again (the queue progressed, or the look failed). */
   private activeCheckedAt = 0;
-  private unsubscribe: (() => void)[] = [];
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
   /** Claimed items waiting for a free slot of their connection (their leases cover the wait). */
@@ -71,79 +67,62 @@ class PushWorker implements Part {
   private readonly pausedUntil = new Map<string, number>();
   /** Subscription attempts per connection since its last success, and when the next may be made. */
   private readonly webhookTries = new Map<string, { attempts: number; nextAt: number }>();
-  private readonly log;
-  private readonly throttled;
+  readonly onError;
 
   constructor(
-    private readonly deps: WorkerDeps,
+    private readonly context: WorkerContext,
     private readonly options: PushWorkerOptions,
-    private readonly signals: PartSignals,
   ) {
-    this.log = deps.logger.child({ component: 'push-worker' });
-    this.throttled = new ThrottledLog(this.log);
+    this.deps = context.deps;
+    this.onError = logFailure(context, 'push-claim', 'push worker could not claim work; trying again');
   }
 
-  async start(): Promise<void> {
-    this.stopping = false;
+  readonly open = async (): Promise<void> => {
     this.provider = this.options.provider();
-    // New requests and reported outcomes reach the queue through the push projection; a request becomes due once the
-    // catalog projection shows its product.
-    this.unsubscribe = [
-      this.deps.onProgress(pushProjection.name, () => {
-        this.queueChanged = true;
-        this.activeCheckedAt = 0;
-        this.wakeUp.wake();
-      }),
-      // Without an active connection nothing waits for the catalog: a catalog-only service claims nothing per write.
-      this.deps.onProgress(catalogProjection.name, () => {
-        if (this.anyActive) this.wakeUp.wake();
-      }),
-    ];
-    this.loop = this.run();
-    this.signals.running();
-  }
+  };
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    for (const unsubscribe of this.unsubscribe) unsubscribe();
-    this.unsubscribe = [];
-    this.wakeUp.wake();
-    await this.loop;
-    // Queued items are left to their leases; calls in flight and their reports are finished.
+  /**
+   * New requests and reported outcomes reach the queue through the push projection; a request becomes due once the
+   * catalog projection shows its product. Without an active connection nothing waits for the catalog: a catalog-only
+   * service claims nothing per write.
+   */
+  readonly news = (projection: string): boolean => {
+    if (projection !== pushProjection.name) return this.anyActive;
+    this.queueChanged = true;
+    this.activeCheckedAt = 0;
+    return true;
+  };
+
+  readonly round = async (): Promise<number | void> => {
+    // Subscriptions are missing only after a (re)activation, which the push projection's progress announces; a slow
+    // check besides covers a subscription that failed.
+    const sinceCheck = Date.now() - this.lastWebhookCheck;
+    if ((this.queueChanged && sinceCheck >= 1_000) || sinceCheck >= WEBHOOK_RECHECK_MS) {
+      this.queueChanged = false;
+      this.lastWebhookCheck = Date.now();
+      await this.subscribeWebhooks();
+    }
+    // Looked at again after the queue's progress, and at least every idle poll (a notification may be lost).
+    if (Date.now() - this.activeCheckedAt >= IDLE_POLL_MS) {
+      this.activeCheckedAt = Date.now();
+      this.anyActive = await anyActiveConnection(this.deps.db).catch((error: unknown) => {
+        this.activeCheckedAt = 0;
+        throw error;
+      });
+    }
+    const claimed = this.anyActive ? await this.claimAndPush() : 0;
+    return claimed === 0 ? undefined : 0;
+  };
+
+  /** Queued items are left to their leases; calls in flight and their reports are finished. */
+  readonly drain = async (): Promise<void> => {
     this.queued.clear();
     while ([...this.inFlight.values()].some((n) => n > 0) || this.reporting.size > 0) await sleep(20);
-    await this.provider?.close();
-  }
+  };
 
-  private async run(): Promise<void> {
-    let lastWebhookCheck = 0;
-    while (!this.stopping) {
-      let claimed = 0;
-      try {
-        // Subscriptions are missing only after a (re)activation, which the push projection's progress announces; a slow
-        // check besides covers a subscription that failed.
-        const sinceCheck = Date.now() - lastWebhookCheck;
-        if ((this.queueChanged && sinceCheck >= 1_000) || sinceCheck >= WEBHOOK_RECHECK_MS) {
-          this.queueChanged = false;
-          lastWebhookCheck = Date.now();
-          await this.subscribeWebhooks();
-        }
-        // Looked at again after the queue's progress, and at least every idle poll (a notification may be lost).
-        if (Date.now() - this.activeCheckedAt >= IDLE_POLL_MS) {
-          this.activeCheckedAt = Date.now();
-          this.anyActive = await anyActiveConnection(this.deps.db).catch((error: unknown) => {
-            this.activeCheckedAt = 0;
-            throw error;
-          });
-        }
-        if (this.anyActive) claimed = await this.claimAndPush();
-      } catch (error) {
-        this.throttled.write('warn', 'push-claim', { err: errorField(error) }, 'push worker could not claim work; trying again');
-        await sleep(1_000);
-      }
-      if (claimed === 0 && !this.stopping) await this.wakeUp.wait(IDLE_POLL_MS);
-    }
-  }
+  readonly close = async (): Promise<void> => {
+    await this.provider?.close();
+  };
 
   /**
    * Tops up every connection's local queue to twice its calls in flight at most (so a freed slot starts the next item
@@ -161,7 +140,7 @@ class PushWorker implements Part {
     }
     const claimed = await claimDueItems(this.deps.db, { perConnection: held, busy, leaseMs });
     // A connection paused before may be due again: its queue goes on.
-    for (const connectionId of this.queued.keys()) this.drain(connectionId);
+    for (const connectionId of this.queued.keys()) this.startQueued(connectionId);
     if (claimed.length === 0) return 0;
     const items = await loadPlatformProducts(
       this.deps.db,
@@ -172,12 +151,12 @@ class PushWorker implements Part {
       queue.push({ claim, item: items.get(claim.product_id) });
       this.queued.set(claim.connection_id, queue);
     }
-    for (const connectionId of new Set(claimed.map((c) => c.connection_id))) this.drain(connectionId);
+    for (const connectionId of new Set(claimed.map((c) => c.connection_id))) this.startQueued(connectionId);
     return claimed.length;
   }
 
   /** Starts queued items of the connection while it has free slots and is not paused (429). */
-  private drain(connectionId: string): void {
+  private startQueued(connectionId: string): void {
     const queue = this.queued.get(connectionId) ?? [];
     if ((this.pausedUntil.get(connectionId) ?? 0) > Date.now()) return;
     while (queue.length > 0 && (this.inFlight.get(connectionId) ?? 0) < this.options.perConnection) {
@@ -186,8 +165,8 @@ class PushWorker implements Part {
       const reported = this.pushOne(claim, item, () => {
         // The platform has answered: its slot is free while the outcome is being reported.
         this.inFlight.set(connectionId, (this.inFlight.get(connectionId) ?? 1) - 1);
-        this.drain(connectionId);
-        if ((this.queued.get(connectionId)?.length ?? 0) < this.options.perConnection) this.wakeUp.wake();
+        this.startQueued(connectionId);
+        if ((this.queued.get(connectionId)?.length ?? 0) < this.options.perConnection) this.context.wake();
       });
       this.reporting.add(reported);
       void reported.finally(() => this.reporting.delete(reported));
@@ -210,11 +189,16 @@ class PushWorker implements Part {
     } catch (error) {
       if (!(error instanceof ProviderError)) {
         // Nothing reported (the ledger or the database is away): the lease runs out and the item is tried again.
-        this.throttled.write('warn', 'push-report', { err: errorField(error) }, 'push outcome not reported; the item will be retried');
+        this.context.throttled.write(
+          'warn',
+          'push-report',
+          { err: errorField(error) },
+          'push outcome not reported; the item will be retried',
+        );
         return;
       }
       await this.failed(claim, target, error).catch((reportError: unknown) =>
-        this.throttled.write(
+        this.context.throttled.write(
           'warn',
           'push-report',
           { err: errorField(reportError) },
@@ -340,7 +324,12 @@ class PushWorker implements Part {
             },
           });
         } else {
-          this.throttled.write('warn', 'webhook-subscribe', { err: errorField(error) }, 'webhook subscription failed; trying again');
+          this.context.throttled.write(
+            'warn',
+            'webhook-subscribe',
+            { err: errorField(error) },
+            'webhook subscription failed; trying again',
+          );
         }
       }
     }
@@ -349,22 +338,17 @@ class PushWorker implements Part {
   private async send<C extends Command, E extends Event, S>(
     owner: Owner,
     aggregate: Aggregate<C, E, S>,
-    { type, data }: CommandInput<NoInfer<C>>,
+    input: CommandInput<NoInfer<C>>,
   ): Promise<void> {
-    const metadata = {
-      commandId: randomUUID(),
-      tenantId: owner.tenant_id,
-      orgId: owner.org_id,
-      actor: SYSTEM_ACTOR,
-      issuedAt: Date.now(),
-      correlationId: randomUUID(),
-    };
-    await this.deps.bus.post(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata } as Command);
+    await postCommand(this.deps.bus, { tenantId: owner.tenant_id, orgId: owner.org_id }, aggregate, input);
   }
 }
 
 /** The product push to every active connection, with its provider client made afresh on every (re)start. */
-export const pushWorker = (options: PushWorkerOptions): Worker => ({
-  name: 'push',
-  create: (deps, signals) => new PushWorker(deps, options, signals),
-});
+export const pushWorker = (options: PushWorkerOptions): Worker =>
+  defineWorker({
+    name: 'push',
+    component: 'push-worker',
+    source: { kind: 'queue', wokenBy: [pushProjection.name, catalogProjection.name], idlePollMs: IDLE_POLL_MS },
+    hooks: (context) => new PushWorker(context, options),
+  });

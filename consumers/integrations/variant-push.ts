@@ -1,6 +1,6 @@
 import type { PushedVariant } from '../../commands/integrations/item-push.ts';
 import { productReference, type PlatformVariant } from './commerce-item.ts';
-import { ProviderError, REFERENCE_SLUG, type ConnectionProvider, type RemoteItemVariant } from './provider.ts';
+import { ProviderError, REFERENCE_SLUG, type ConnectionProvider, type RemoteItemVariant } from '../../adapters/provider/provider.ts';
 
 /**
  * An item's variants on the platform, kept as its itemvariants. Every variant carries its reference

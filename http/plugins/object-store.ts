@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../ledger/logger.ts';
-import { createObjectStore, type ObjectStore } from '../../storage/index.ts';
+import { createObjectStore, type ObjectStore } from '../../adapters/storage/index.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

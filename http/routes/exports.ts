@@ -11,8 +11,8 @@ import {
   type ExportRow,
   type NoticeRow,
 } from '../../projections/export/export-queries.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { webhookUrlProblem } from '../../consumers/notices/webhook-notice.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { webhookUrlProblem } from '../../adapters/notices/webhook-notice.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorResponses, standardHeaders, timestamp, uuid } from '../schemas.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../ledger/errors.ts';
-import { FilesystemObjectStore, verifyDownload } from '../../storage/filesystem-store.ts';
-import { attachmentDisposition, keyProblem } from '../../storage/object-key.ts';
+import { FilesystemObjectStore, verifyDownload } from '../../adapters/storage/filesystem-store.ts';
+import { attachmentDisposition, keyProblem } from '../../adapters/storage/object-key.ts';
 import { ForbiddenError } from '../errors.ts';
 
 const single = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -14,7 +14,14 @@ import {
 import { findOwned } from '../../projections/catalog/taxonomy-queries.ts';
 import { attributeValueChanges, attributeValues, checkAttributeValues } from '../attribute-values.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
-import { productBrand, productCategory, productDescription, productSku, productStatus, productTitle } from '../product-fields.ts';
+import {
+  productBrand,
+  productCategory,
+  productDescription,
+  productSku,
+  productStatus,
+  productTitle,
+} from '../../commands/catalog/product-fields.ts';
 import { currencyCode, decimalAmount, errorResponses, idParams, queryInteger, standardHeaders, text, timestamp, uuid } from '../schemas.ts';
 
 const product = z

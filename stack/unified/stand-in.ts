@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CommerceItem, ProviderConnection, RemoteItem, WebhookSubscription } from '../../consumers/integrations/provider.ts';
+import type { CommerceItem, ProviderConnection, RemoteItem, WebhookSubscription } from '../../adapters/provider/provider.ts';
 import { deliveryBody, type NativeDeliveryRequest } from './native-deliveries.ts';
 import {
   ITEM_FIELDS,

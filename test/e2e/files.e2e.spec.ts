@@ -6,8 +6,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { S3PROXY_ACCESS_KEY_ID, S3PROXY_SECRET_ACCESS_KEY } from '../../stack/s3/s3proxy.ts';
-import { FilesystemObjectStore } from '../../storage/filesystem-store.ts';
-import { S3ObjectStore } from '../../storage/s3-store.ts';
+import { FilesystemObjectStore } from '../../adapters/storage/filesystem-store.ts';
+import { S3ObjectStore } from '../../adapters/storage/s3-store.ts';
 import { startService, type Service } from '../support/service.ts';
 
 const SECRET = 'files-e2e-secret-of-at-least-32-characters';

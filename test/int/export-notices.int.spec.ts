@@ -3,9 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { sendEmailNotice } from '../../consumers/notices/email-notice.ts';
-import { exportNotice, noticeBody, type ExportNotice } from '../../consumers/notices/export-notice.ts';
-import { sendWebhookNotice } from '../../consumers/notices/webhook-notice.ts';
+import { sendEmailNotice } from '../../adapters/notices/email-notice.ts';
+import { exportNotice, noticeBody, type ExportNotice } from '../../adapters/notices/export-notice.ts';
+import { sendWebhookNotice } from '../../adapters/notices/webhook-notice.ts';
 import { standardWebhookVerifies as verifies } from '../support/notice-receivers.ts';
 
 /** A real HTTP receiver: answers each request with the next scripted answer (200 once they run out), keeps what came. */

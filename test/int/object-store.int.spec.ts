@@ -7,9 +7,9 @@ import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { S3PROXY_ACCESS_KEY_ID, S3PROXY_SECRET_ACCESS_KEY } from '../../stack/s3/s3proxy.ts';
-import { FilesystemObjectStore } from '../../storage/filesystem-store.ts';
-import type { ObjectStore } from '../../storage/object-store.ts';
-import { S3ObjectStore } from '../../storage/s3-store.ts';
+import { FilesystemObjectStore } from '../../adapters/storage/filesystem-store.ts';
+import type { ObjectStore } from '../../adapters/storage/object-store.ts';
+import { S3ObjectStore } from '../../adapters/storage/s3-store.ts';
 import { startPrivateS3, type PrivateS3 } from '../support/private-s3.ts';
 
 const MiB = 1024 * 1024;

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderError, REFERENCE_SLUG, type CommerceItem } from '../../consumers/integrations/provider.ts';
-import { parseRetryAfter, UnifiedClient } from '../../consumers/integrations/unified-client.ts';
+import { ProviderError, REFERENCE_SLUG, type CommerceItem } from '../../adapters/provider/provider.ts';
+import { parseRetryAfter, UnifiedClient } from '../../adapters/provider/unified-client.ts';
 import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
 import { unifiedContract } from '../support/unified-contract.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantReference, type PlatformVariant } from '../../consumers/integrations/commerce-item.ts';
-import { REFERENCE_SLUG } from '../../consumers/integrations/provider.ts';
-import { UnifiedClient } from '../../consumers/integrations/unified-client.ts';
+import { REFERENCE_SLUG } from '../../adapters/provider/provider.ts';
+import { UnifiedClient } from '../../adapters/provider/unified-client.ts';
 import { pushVariants, removeVariants } from '../../consumers/integrations/variant-push.ts';
 import { startUnifiedStandIn, type UnifiedStandIn } from '../../stack/unified/stand-in.ts';
 import { unifiedContract } from '../support/unified-contract.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { importedProductId, itemCommandId, planItem, refusedItem, type ItemPlan } from '../../consumers/bulk/bulk-items.ts';
+import { importedProductId, itemCommandId, planItem, refusedItem, type ItemPlan } from '../../commands/bulk/bulk-items.ts';
 import type { SerializedDomainError } from '../../ledger/errors.ts';
 
 const jobId = '44444444-4444-4444-8444-444444444444';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_SORT_ORDER, productDecider, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
 import { MAX_LINE_QUANTITY, orderDecider, type OrderLineRequest } from '../../commands/oms/order.ts';
-import { exactAmount } from '../../consumers/integrations/order-mapping.ts';
+import { exactAmount } from '../../commands/oms/order-mapping.ts';
 import { sortOrder } from '../../http/catalog-schemas.ts';
 import { createOrderBody } from '../../http/order-schemas.ts';
 import { decimalAmount } from '../../http/schemas.ts';

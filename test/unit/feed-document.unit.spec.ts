@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
-import { minorUnits } from '../../consumers/feed/acp-product.ts';
-import { FeedBuilder, feedKeys } from '../../consumers/feed/feed-document.ts';
-import { gtinOf, isListed, productGtins, type FeedProduct, type FeedVariant } from '../../consumers/feed/feed-product.ts';
+import { minorUnits } from '../../commands/ucp/acp-product.ts';
+import { FeedBuilder, feedKeys } from '../../commands/ucp/feed-document.ts';
+import { gtinOf, isListed, productGtins, type FeedProduct, type FeedVariant } from '../../commands/ucp/feed-product.ts';
 import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import { feedSettings, SELLER_LINKS, SELLER_PAGES } from '../support/feed-settings.ts';
 

@@ -11,7 +11,7 @@ import {
   UNMATCHED_TAG,
   type MappingContext,
   type PlatformOrder,
-} from '../../consumers/integrations/order-mapping.ts';
+} from '../../commands/oms/order-mapping.ts';
 
 const order = (data: Record<string, unknown>, externalId: string | null = 'ord-1') => parsePlatformOrder(JSON.stringify(data), externalId);
 const parsed = (data: Record<string, unknown>, externalId: string | null = 'ord-1'): PlatformOrder => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keyProblem } from '../../storage/object-key.ts';
-import { signDownload, signedDownloadUrl, verifyDownload } from '../../storage/signed-url.ts';
+import { keyProblem } from '../../adapters/storage/object-key.ts';
+import { signDownload, signedDownloadUrl, verifyDownload } from '../../adapters/storage/signed-url.ts';
 
 const SECRET = 'unit-test-secret-of-at-least-32-characters';
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);

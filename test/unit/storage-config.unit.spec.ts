@@ -2,11 +2,11 @@ import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
-import { DEFAULT_STORAGE_DIR } from '../../storage/storage-config.ts';
+import { DEFAULT_STORAGE_DIR } from '../../adapters/storage/storage-config.ts';
 import { StartupError } from '../../ledger/startup-error.ts';
-import { FilesystemObjectStore } from '../../storage/filesystem-store.ts';
-import { createObjectStore, DEFAULT_S3_BUCKET } from '../../storage/index.ts';
-import { S3ObjectStore } from '../../storage/s3-store.ts';
+import { FilesystemObjectStore } from '../../adapters/storage/filesystem-store.ts';
+import { createObjectStore, DEFAULT_S3_BUCKET } from '../../adapters/storage/index.ts';
+import { S3ObjectStore } from '../../adapters/storage/s3-store.ts';
 
 const base = { AUTH_DEV_SECRET: 'a-development-secret-0123456789' };
 const silent = pino({ level: 'silent' });

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { exportNotice, noticeBody } from '../../consumers/notices/export-notice.ts';
-import { backoffDelayMs } from '../../consumers/notices/notice-delivery.ts';
-import { retryAfterMs, sendWebhookNotice, webhookSignature, webhookUrlProblem } from '../../consumers/notices/webhook-notice.ts';
-import { webhookNoticeHeaders } from '../../consumers/notices/webhook-signature.ts';
+import { exportNotice, noticeBody } from '../../adapters/notices/export-notice.ts';
+import { backoffDelayMs } from '../../adapters/notices/notice-delivery.ts';
+import { retryAfterMs, sendWebhookNotice, webhookSignature, webhookUrlProblem } from '../../adapters/notices/webhook-notice.ts';
+import { webhookNoticeHeaders } from '../../adapters/notices/webhook-signature.ts';
 import { standardWebhookVerifies as verifies } from '../support/notice-receivers.ts';
 
 const secret = `whsec_${Buffer.from('tenant-notice-secret-of-32-bytes').toString('base64')}`;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { productStatuses } from '../commands/catalog/product.ts';
-import { text } from './schemas.ts';
+import { productStatuses } from './product.ts';
+import { text } from '../field-schemas.ts';
 
 /** A product's text fields as every write takes them: the single-item routes and the bulk jobs' items alike. */
 export const productTitle = text().trim().min(1).max(500);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
+import type { CatalogFeedSettings } from './feed-settings.ts';
 import { acpProduct } from './acp-product.ts';
 import { isListed, offeredVariants, type FeedProduct } from './feed-product.ts';
 import { jsonLdItem } from './json-ld-item.ts';

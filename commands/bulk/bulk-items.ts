@@ -1,11 +1,11 @@
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { z } from 'zod';
-import type { BulkItemFailure, BulkJobType } from '../../commands/bulk/bulk-job.ts';
-import type { ProductCommand } from '../../commands/catalog/product.ts';
+import type { BulkItemFailure, BulkJobType } from './bulk-job.ts';
+import type { ProductCommand } from '../catalog/product.ts';
 import type { SerializedDomainError } from '../../ledger/errors.ts';
 import type { CommandInput, IdempotentRequest } from '../../ledger/message.ts';
-import { productBrand, productCategory, productDescription, productSku, productStatus, productTitle } from '../../http/product-fields.ts';
-import { uuid } from '../../http/schemas.ts';
+import { productBrand, productCategory, productDescription, productSku, productStatus, productTitle } from '../catalog/product-fields.ts';
+import { uuid } from '../field-schemas.ts';
 
 const PRODUCT_ID_NAMESPACE = 'a3f1c6de-2b4e-4f0a-9c57-8d2e6b1f4a90';
 const COMMAND_ID_NAMESPACE = 'e0b7d9a4-51c3-4e8f-b6a2-7f93c0d15e28';

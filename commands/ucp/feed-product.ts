@@ -1,5 +1,5 @@
-import { isValidGtin } from '../../commands/quality/gtin.ts';
-import { productUrl, type CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
+import { isValidGtin } from '../quality/gtin.ts';
+import { productUrl, type CatalogFeedSettings } from './feed-settings.ts';
 
 /** A product as both feed files show it, and the rules they share (docs/decisions.md "Catalog feed"). */
 export type FeedVariant = {

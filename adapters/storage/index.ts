@@ -1,4 +1,4 @@
-import type { Logger } from '../ledger/logger.ts';
+import type { Logger } from '../../ledger/logger.ts';
 import { FilesystemObjectStore } from './filesystem-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { defineSettings } from '../ledger/config.ts';
+import { defineSettings } from '../../ledger/config.ts';
 
 /** Where the filesystem object store writes when STORAGE_DIR is unset: `<repo>/.data/objects` (git-ignored). */
-export const DEFAULT_STORAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.data', 'objects');
+export const DEFAULT_STORAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '.data', 'objects');
 
 /** The object store: a directory, or an S3-compatible service. */
 export const storageSettings = defineSettings(

@@ -1,4 +1,4 @@
-import type { CatalogFeedSettings, ItemCondition } from '../../commands/ucp/feed-settings.ts';
+import type { CatalogFeedSettings, ItemCondition } from './feed-settings.ts';
 import {
   canonicalUrl,
   gtinOf,

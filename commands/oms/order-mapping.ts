@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { validate as isUuid } from 'uuid';
-import { ORDER_CREATED_EVENTS, ORDER_UPDATED_EVENTS } from '../../commands/integrations/inbox.ts';
+import { ORDER_CREATED_EVENTS, ORDER_UPDATED_EVENTS } from '../integrations/inbox.ts';
 import {
   MAX_LINE_NAME,
   MAX_LINE_QUANTITY,
@@ -10,9 +10,9 @@ import {
   orderIdOf,
   type PlaceOrder,
   type RequestableStatus,
-} from '../../commands/oms/order.ts';
-import { AMOUNT_RULE, DECIMAL_TEXT, isWithinAmountBound } from '../../commands/amount.ts';
-import { amount } from '../../commands/oms/money.ts';
+} from './order.ts';
+import { AMOUNT_RULE, DECIMAL_TEXT, isWithinAmountBound } from '../amount.ts';
+import { amount } from './money.ts';
 
 /**
  * The order mapping's pure part: a platform order (the `data` of an order webhook) read and checked, then turned into

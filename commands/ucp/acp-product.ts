@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
+import type { CatalogFeedSettings } from './feed-settings.ts';
 import {
   canonicalUrl,
   gtinOf,

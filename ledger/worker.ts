@@ -1,0 +1,251 @@
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer } from './kafka.ts';
+import type { Logger } from './logger.ts';
+import type { Worker, WorkerDeps } from './runtime.ts';
+import { sleep } from './sleep.ts';
+import { backoffDelay, type Part, type PartSignals } from './supervisor.ts';
+import { errorField, ThrottledLog } from './throttled-log.ts';
+import { namespaced, type TopicSpec } from './topics.ts';
+import { WakeUp } from './wake-up.ts';
+
+/**
+ * A read model as the queue: the worker's `round` reads what is due. A listed projection's progress wakes it at once
+ * (unless the `news` hook says it does not concern the worker); without news it looks again every `idlePollMs`.
+ */
+export type QueueSource = { kind: 'queue'; wokenBy: string[]; idlePollMs: number };
+
+/**
+ * A topic read in the worker's own consumer group (its name namespaced), from the beginning, read-committed.
+ * `each-message`: a message's offset is committed once `handle` returned; a failure retries the same message in place
+ * with backoff (its partition waits; `partitionsAtOnce` partitions side by side). `manual`: each batch goes to
+ * `handleBatch`, and the worker commits what it has finished itself (`commit`).
+ */
+export type TopicSource = {
+  kind: 'topic';
+  groupId: string;
+  topics: TopicSpec[];
+  /** `batched`: nobody waits on this worker, so it fetches large batches (BATCHED_FETCH). */
+  fetch: 'prompt' | 'batched';
+  commit: { kind: 'each-message'; partitionsAtOnce: number } | { kind: 'manual' };
+};
+
+/** A record of a topic as a worker sees it: the Kafka client stays in ledger/. */
+export type TopicMessage = {
+  topic: string;
+  partition: number;
+  offset: string;
+  value: Buffer | null;
+  header(name: string): string | undefined;
+};
+export type TopicBatch = { topic: string; partition: number; messages: TopicMessage[]; lastOffset: string };
+export type TopicOffset = { topic: string; partition: number; offset: string };
+
+/** What a worker's hooks are handed once, for the life of the worker. */
+export type WorkerContext = {
+  deps: WorkerDeps;
+  log: Logger;
+  throttled: ThrottledLog;
+  /** Starts the next round at once (or, with nobody waiting, the one after the current). */
+  wake: () => void;
+  /** True from the moment the worker is asked to stop. */
+  stopping: () => boolean;
+  /** `manual` commit: commits the offsets (the next to read) of what the worker has finished. */
+  commit: (offsets: TopicOffset[]) => Promise<void>;
+};
+
+export type WorkerHooks = {
+  /** Before the source starts: the clients of this incarnation, made afresh after every (re)start. */
+  open?: () => Promise<void>;
+  /**
+   * One round of the worker's own loop (a queue's claims; beside a topic, its scheduled work). Answers how long to wait
+   * for news at most before the next round: 0 goes on at once, undefined waits the idle poll (1 s beside a topic).
+   */
+  round?: () => Promise<number | void>;
+  /** A queue's projection has progressed: whether to wake the worker (default yes). */
+  news?: (projection: string) => boolean;
+  /** `each-message` topic source: one record, done when it returns; a throw retries it. */
+  handle?: (message: TopicMessage) => Promise<void>;
+  /** `manual` topic source: one batch. */
+  handleBatch?: (batch: TopicBatch) => Promise<void>;
+  /** A failed round (then the loop pauses a second) or a failed `handle` (then it backs off and retries the record). */
+  onError: (error: unknown, failed: { attempt: number; message?: TopicMessage }) => void;
+  /** The stop has begun: abort what need not finish (a delivery the next start repeats). */
+  stopping?: () => void;
+  /** The loop has ended: what is in flight finishes (or is left to its lease) before the source closes. */
+  drain?: () => Promise<void>;
+  /** After the source closed: the incarnation's clients. */
+  close?: () => Promise<void>;
+};
+
+export type WorkerSpec = {
+  name: string;
+  /** The `component` of its log lines. */
+  component: string;
+  source: QueueSource | TopicSource;
+  /** Called once per worker; the hooks keep the worker's state across its restarts, and make clients in `open`. */
+  hooks: (context: WorkerContext) => WorkerHooks;
+};
+
+const ROUND_RETRY_MS = 1_000;
+const TOPIC_LOOP_POLL_MS = 1_000;
+
+/** Every background part of the service in one shape: a source and hooks; start/stop, wake-up and backoff written once. */
+export const defineWorker = (spec: WorkerSpec): Worker => ({
+  name: spec.name,
+  create: (deps, signals) => new WorkerPart(spec, deps, signals),
+});
+
+class WorkerPart implements Part {
+  private halted = false;
+  private loop?: Promise<void>;
+  private consumer?: Consumer;
+  private unsubscribe: (() => void)[] = [];
+  private readonly wakeUp = new WakeUp();
+  private readonly hooks: WorkerHooks;
+  private readonly throttled: ThrottledLog;
+
+  constructor(
+    private readonly spec: WorkerSpec,
+    private readonly deps: WorkerDeps,
+    private readonly signals: PartSignals,
+  ) {
+    const log = deps.logger.child({ component: spec.component });
+    this.throttled = new ThrottledLog(log);
+    this.hooks = spec.hooks({
+      deps,
+      log,
+      throttled: this.throttled,
+      wake: this.wakeUp.wake,
+      stopping: () => this.halted,
+      commit: (offsets) => this.commit(offsets),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.halted = false;
+    await this.hooks.open?.();
+    const { source } = this.spec;
+    if (source.kind === 'queue') {
+      this.unsubscribe = source.wokenBy.map((projection) =>
+        this.deps.onProgress(projection, () => {
+          if (this.hooks.news?.(projection) ?? true) this.wakeUp.wake();
+        }),
+      );
+      this.loop = this.run(source.idlePollMs);
+      this.signals.running();
+      return;
+    }
+    await this.consume(source);
+    if (this.hooks.round) this.loop = this.run(TOPIC_LOOP_POLL_MS);
+  }
+
+  async stop(): Promise<void> {
+    this.halted = true;
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    this.unsubscribe = [];
+    this.hooks.stopping?.();
+    this.wakeUp.wake();
+    await this.loop;
+    await this.hooks.drain?.();
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await disconnectQuietly(consumer);
+    await this.hooks.close?.();
+  }
+
+  private async run(idlePollMs: number): Promise<void> {
+    while (!this.halted) {
+      let waitMs: number | void = undefined;
+      try {
+        waitMs = await this.hooks.round?.();
+      } catch (error) {
+        this.hooks.onError(error, { attempt: 0 });
+        await sleep(ROUND_RETRY_MS);
+      }
+      if (waitMs !== 0 && !this.halted) await this.wakeUp.wait(waitMs ?? idlePollMs);
+    }
+  }
+
+  private async consume(source: TopicSource): Promise<void> {
+    const { kafka, namespace } = this.deps;
+    const groupId = namespaced(namespace, source.groupId);
+    const fetch = source.fetch === 'batched' ? BATCHED_FETCH : {};
+    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false, ...fetch }, this.signals);
+    this.consumer = consumer;
+    await consumer.connect();
+    for (const topic of source.topics) await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
+    if (source.commit.kind === 'manual') {
+      const handleBatch = this.required('handleBatch');
+      await consumer.run({
+        autoCommit: false,
+        eachBatch: ({ batch }) =>
+          handleBatch({
+            topic: batch.topic,
+            partition: batch.partition,
+            messages: batch.messages.map((m) => messageOf(batch.topic, batch.partition, m)),
+            lastOffset: batch.lastOffset(),
+          }),
+      });
+      return;
+    }
+    const handle = this.required('handle');
+    await consumer.run({
+      autoCommit: true,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: source.commit.partitionsAtOnce,
+      eachBatch: (payload) => this.eachMessage(payload, handle),
+    });
+  }
+
+  /** Each record in order, retried in place with backoff until handled; its offset is committed only after. */
+  private async eachMessage(payload: EachBatchPayload, handle: (message: TopicMessage) => Promise<void>): Promise<void> {
+    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+    const live = () => !this.halted && isRunning() && !isStale();
+    for (const record of batch.messages) {
+      if (!live()) return;
+      const message = messageOf(batch.topic, batch.partition, record);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await handle(message);
+          break;
+        } catch (error) {
+          this.hooks.onError(error, { attempt, message });
+          const until = Date.now() + backoffDelay(attempt, 200, 30_000);
+          while (Date.now() < until) {
+            if (!live()) return;
+            await heartbeat();
+            await sleep(Math.min(1_000, until - Date.now()));
+          }
+        }
+      }
+      resolveOffset(record.offset);
+      await commitOffsetsIfNecessary();
+      await heartbeat();
+    }
+  }
+
+  private async commit(offsets: TopicOffset[]): Promise<void> {
+    if (offsets.length === 0 || !this.consumer) return;
+    await this.consumer.commitOffsets(offsets);
+  }
+
+  private required<K extends 'handle' | 'handleBatch'>(hook: K): NonNullable<WorkerHooks[K]> {
+    const found = this.hooks[hook];
+    if (!found) throw new Error(`worker ${this.spec.name} reads a topic but has no ${hook} hook`);
+    return found.bind(this.hooks) as NonNullable<WorkerHooks[K]>;
+  }
+}
+
+const messageOf = (topic: string, partition: number, record: KafkaMessage): TopicMessage => ({
+  topic,
+  partition,
+  offset: record.offset,
+  value: record.value,
+  header: (name) => record.headers?.[name]?.toString(),
+});
+
+/** Logs a failed round, one line per kind per interval, in a worker's words. */
+export const logFailure =
+  (context: Pick<WorkerContext, 'throttled'>, kind: string, message: string) =>
+  (error: unknown): void =>
+    context.throttled.write('warn', kind, { err: errorField(error) }, message);
