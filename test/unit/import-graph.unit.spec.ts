@@ -7,13 +7,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LAYERS = ['ledger', 'commands', 'projections', 'consumers', 'adapters', 'http', 'bin'];
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
 
-/**
- * The two cycles projections/ still has; the batch-first projections (issue 27) remove them, and this allowance with them.
- */
-const KNOWN_CYCLES = new Set([
-  'projections/catalog/catalog-batch.ts -> projections/catalog/catalog-projection.ts',
-  'projections/oms/oms-batch.ts -> projections/oms/oms-projection.ts',
-]);
+/** None: the batch-first projections (issue 27) removed the last two. */
+const KNOWN_CYCLES = new Set<string>();
 
 const sources = (dir: string): string[] =>
   readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
