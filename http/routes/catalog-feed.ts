@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { catalogFeedAggregate, catalogFeedIdOf, MAX_SELLER_NAME, urlTemplateProblem } from '../../commands/ucp/catalog-feed.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
 import { findCatalogFeed, type CatalogFeedRow } from '../../projections/feed/feed-queries.ts';
+import { urlTemplateSchema } from '../feed-url-template.ts';
 import { errorResponses, standardHeaders, text, timestamp } from '../schemas.ts';
 
 export type CatalogFeedRouteOptions = {
@@ -27,7 +28,7 @@ const settingsBody = z
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .describe('Absolute http(s) URL of a product page naming {id} (product id) or {sku} (its SKU, else its first variant’s)')
-      .meta({ example: 'https://shop.example.com/products/{sku}' }),
+      .meta({ ...urlTemplateSchema, example: 'https://shop.example.com/products/{sku}' }),
   })
   .strict()
   .meta({ id: 'CatalogFeedSettingsInput' });
