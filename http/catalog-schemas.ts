@@ -12,7 +12,7 @@ export const slug = text()
   .max(100)
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single hyphens');
 /** What the document says of an http(s) URL: the check itself is the URL parser's, in the refinement below. */
-export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]';
+const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]';
 /** Absolute http(s) URL, at most 2048 characters. */
 export const httpUrl = text()
   .max(2048)

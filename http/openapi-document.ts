@@ -190,7 +190,7 @@ function describeResponses(paths: Record<string, PathItem>): void {
 }
 
 /** The component every error response refers to: `errorBody` in schemas.ts. */
-export const ERROR_SCHEMA = 'Error';
+const ERROR_SCHEMA = 'Error';
 
 function declareEveryResponse(document: OpenapiDocument, paths: Record<string, PathItem>): void {
   if (!document.components?.schemas?.[ERROR_SCHEMA]) throw new Error(`OpenAPI: the error body (${ERROR_SCHEMA}) is not a component`);

@@ -8,7 +8,7 @@
 
 type Json = Record<string, unknown>;
 
-export const QUERY_PARAMETER = 'query';
+const QUERY_PARAMETER = 'query';
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
