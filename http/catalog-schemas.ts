@@ -12,6 +12,8 @@ export const slug = text()
   .min(1)
   .max(100)
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single hyphens');
+/** What the document says of an http(s) URL: the check itself is the URL parser's, in the refinement below. */
+const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]';
 /** Absolute http(s) URL, at most 2048 characters. */
 export const httpUrl = text()
   .max(2048)
@@ -22,7 +24,8 @@ export const httpUrl = text()
     } catch {
       return false;
     }
-  }, 'must be an absolute http(s) URL');
+  }, 'must be an absolute http(s) URL')
+  .meta({ format: 'uri', pattern: HTTP_URL_PATTERN });
 export const idList = z.array(uuid).max(500);
 /** A media's place among its product's media, as the product decider bounds it. */
 export const sortOrder = z.number().int().min(-MAX_SORT_ORDER).max(MAX_SORT_ORDER);

@@ -1,4 +1,6 @@
 import { STATUS_CODES } from 'node:http';
+import { typeEveryNullable } from './openapi-nullable.ts';
+import { declareResponses, type DocumentOperation } from './openapi-responses.ts';
 
 /**
  * The last pass over the generated OpenAPI document (the swagger plugin's `transformObject`, after the type provider
@@ -10,6 +12,9 @@ import { STATUS_CODES } from 'node:http';
  *   another resource (`/products/{product_id}/variants`, `/inventory/levels/{variant_id}/{location_id}`); routes that
  *   spell them otherwise are renamed here (the URL itself is unchanged: only the template's variable name differs);
  * - a response the route did not describe reads as its HTTP status ("Not Found") rather than "Default Response";
+ * - every operation declares the responses the service really sends (openapi-responses.ts): no content where there is
+ *   no body, `Location` on a redirect, and the statuses answered before or around any handler (413, 414, 415, …);
+ * - `nullable` stands only beside a `type`, as OpenAPI 3.0 and strict JSON Schema tooling require (openapi-nullable.ts);
  * - component schemas nothing refers to (the type provider emits an input and an output variant of every registered
  *   schema) are left out.
  */
@@ -184,13 +189,29 @@ function describeResponses(paths: Record<string, PathItem>): void {
   }
 }
 
+/** The component every error response refers to: `errorBody` in schemas.ts. */
+const ERROR_SCHEMA = 'Error';
+
+function declareEveryResponse(document: OpenapiDocument, paths: Record<string, PathItem>): void {
+  if (!document.components?.schemas?.[ERROR_SCHEMA]) throw new Error(`OpenAPI: the error body (${ERROR_SCHEMA}) is not a component`);
+  for (const item of Object.values(paths)) {
+    for (const [method, operation] of operationsOf(item)) {
+      declareResponses(method, operation as DocumentOperation, `#/components/schemas/${ERROR_SCHEMA}`);
+    }
+  }
+}
+
 /** The finished document: see the file's comment. Returns a new object; `generated` is not modified. */
 export function finishOpenapiDocument<T>(generated: T): T {
   const document = structuredClone(generated) as OpenapiDocument;
   const paths = renamePathParameters(document.paths ?? {});
   standardHeadersAsSecurity(document, paths);
+  declareEveryResponse(document, paths);
   describeResponses(paths);
   document.paths = paths;
+  const components = document.components?.schemas ?? {};
+  typeEveryNullable(paths, components, '#/paths');
+  typeEveryNullable(components, components, '#/components/schemas');
   pruneUnusedSchemas(document);
   return document as T;
 }

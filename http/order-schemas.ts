@@ -15,6 +15,15 @@ const paymentTransactionPatterns = {
 type PaymentProvider = keyof typeof paymentTransactionPatterns;
 const providers = Object.keys(paymentTransactionPatterns) as [PaymentProvider, ...PaymentProvider[]];
 
+/** The refinement below as the document states it: one branch per provider, its transaction id's pattern. */
+const transactionIdOf = (provider: PaymentProvider) => ({
+  type: 'object',
+  properties: {
+    payment_provider: { type: 'string', enum: [provider] },
+    payment_transaction_id: { type: 'string', pattern: paymentTransactionPatterns[provider].source },
+  },
+});
+
 const label = (max: number) => text().trim().min(1).max(max);
 
 const lineItem = z
@@ -58,7 +67,8 @@ export const createOrderBody = z
         message: `is not a well-formed ${order.payment_provider} transaction id`,
       });
     }
-  });
+  })
+  .meta({ anyOf: providers.map(transactionIdOf) });
 export type CreateOrderBody = z.infer<typeof createOrderBody>;
 
 const money = z.string().describe('Exact decimal string in the order currency, e.g. "19.99"');

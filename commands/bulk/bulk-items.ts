@@ -4,7 +4,7 @@ import type { BulkItemFailure, BulkJobType } from './bulk-job.ts';
 import type { ProductCommand } from '../catalog/product.ts';
 import type { SerializedDomainError } from '../../ledger/errors.ts';
 import type { CommandInput, IdempotentRequest } from '../../ledger/message.ts';
-import { productBrand, productCategory, productDescription, productSku, productStatus, productTitle } from '../catalog/product-fields.ts';
+import { bulkDeleteItem, bulkImportItem, bulkUpdateItem } from '../catalog/product-fields.ts';
 import { uuid } from '../field-schemas.ts';
 
 const PRODUCT_ID_NAMESPACE = 'a3f1c6de-2b4e-4f0a-9c57-8d2e6b1f4a90';
@@ -15,17 +15,6 @@ const MESSAGE_LIMIT = 500;
 /** An imported item's product id: the same for the same job and item, so a job run again creates nothing twice. */
 export const importedProductId = (jobId: string, index: number): string => uuidv5(`${jobId}/${index}`, PRODUCT_ID_NAMESPACE);
 export const itemCommandId = (jobId: string, index: number): string => uuidv5(`${jobId}/${index}`, COMMAND_ID_NAMESPACE);
-
-const fields = {
-  description: productDescription.optional(),
-  category: productCategory.optional(),
-  sku: productSku.nullish(),
-  brand: productBrand.nullish(),
-};
-const importItem = z.object({ title: productTitle, ...fields }).strict();
-// An import creates ACTIVE products (docs/decisions.md, "Product status"): only an update takes a status.
-const updateItem = z.object({ id: uuid, title: productTitle.optional(), ...fields, status: productStatus.optional() }).strict();
-const deleteItem = z.object({ id: uuid }).strict();
 
 /** What an item becomes: one product command (with what makes it safe to send again), or a failure found before sending. */
 export type ItemPlan =
@@ -57,7 +46,7 @@ export function planItem(jobType: BulkJobType, jobId: string, index: number, ite
   });
   switch (jobType) {
     case 'BULK_IMPORT': {
-      const parsed = importItem.safeParse(item);
+      const parsed = bulkImportItem.safeParse(item);
       const productId = importedProductId(jobId, index);
       if (!parsed.success) {
         const missingTitle = parsed.error.issues.some((i) => i.path[0] === 'title' && i.code === 'invalid_type' && !hasTitle(item));
@@ -67,13 +56,13 @@ export function planItem(jobType: BulkJobType, jobId: string, index: number, ite
       return keyed(productId, { type: 'CreateProduct', data: { productId, title, description, category, ...defined({ sku, brand }) } });
     }
     case 'BULK_UPDATE': {
-      const parsed = updateItem.safeParse(item);
+      const parsed = bulkUpdateItem.safeParse(item);
       if (!parsed.success) return failed(index, 'INVALID_FIELD', described(parsed.error), idOf(item));
       const { id: productId, ...changes } = parsed.data;
       return keyed(productId, { type: 'UpdateProduct', data: { productId, ...defined(changes) } });
     }
     case 'BULK_DELETE': {
-      const parsed = deleteItem.safeParse(item);
+      const parsed = bulkDeleteItem.safeParse(item);
       if (!parsed.success) return failed(index, 'INVALID_FIELD', described(parsed.error), idOf(item));
       return keyed(parsed.data.id, { type: 'DeleteProduct', data: { productId: parsed.data.id } });
     }

@@ -4,12 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { finishOpenapiDocument, SECURITY } from '../openapi-document.ts';
+import { closedQueryAsOneParameter } from '../openapi-query.ts';
 
 /**
  * OpenAPI generated from the routes' zod schemas: /openapi.json and the UI at /docs. `transform` turns each route's
  * schemas into JSON schema, with a `$ref` for every schema registered with `.meta({ id })`; `transformObject` emits
  * those registered schemas under `components.schemas`, then `finishOpenapiDocument` declares the standard headers
- * once and names the path parameters consistently.
+ * once, names the path parameters consistently and declares every response the service sends. A query that refuses
+ * unknown parameters is documented as one closed object (openapi-query.ts).
  */
 export const openapiPlugin = fp(
   async (app: FastifyInstance) => {
@@ -21,7 +23,7 @@ export const openapiPlugin = fp(
         },
         security: [{ [SECURITY.bearer]: [] }],
       },
-      transform: jsonSchemaTransform,
+      transform: (route) => closedQueryAsOneParameter(jsonSchemaTransform(route)),
       transformObject: (document) => finishOpenapiDocument(jsonSchemaTransformObject(document)),
     });
     await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { bulkJobAggregate, bulkJobTypes } from '../../commands/bulk/bulk-job.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
 import { findJob, itemErrors, listJobs, type BulkJobRow } from '../../projections/bulk/bulk-queries.ts';
+import { bulkJobValidator, documentedBody } from '../bulk-job-body.ts';
 import { bulkItemsOf, chunksOf, payloadValue } from '../bulk-payload.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorBody, errorResponses, idParams, standardHeaders, timestamp, uuid } from '../schemas.ts';
@@ -38,18 +39,6 @@ const itemError = z.object({
 });
 const jobWithErrors = bulkJob.extend({ errors: z.array(itemError).describe(`The first ${LISTED_ERRORS} item errors, by item`) });
 
-const createBody = z
-  .object({
-    job_type: jobType,
-    payload: z
-      .unknown()
-      .refine((value) => value !== undefined && value !== null, 'required')
-      .describe(
-        'Import: product objects; update: objects with id, or { ids, set }; delete: ids, objects with id, or { ids }. A string must hold that as JSON',
-      ),
-  })
-  .strict();
-
 const toJob = (row: BulkJobRow): z.infer<typeof bulkJob> => ({
   id: row.id,
   org_id: row.org_id,
@@ -77,9 +66,10 @@ export default async function bulkJobRoutes(fastify: FastifyInstance, limits: Bu
       tags,
       summary: `Submit a bulk import, update or delete of at most ${limits.maxItems} items (PENDING); processed in the background`,
       headers: createHeaders,
-      body: createBody,
+      body: documentedBody,
       response: { 200: createdJob, ...errorResponses, 413: errorBody },
     },
+    validatorCompiler: bulkJobValidator,
     handler: async (request) => {
       const { job_type: type, payload } = request.body;
       const { value, json } = payloadValue(payload);

@@ -15,6 +15,7 @@ import {
 import { feedProjection } from '../../projections/feed/feed-projection.ts';
 import { feedSettingsOf, findCatalogFeed, type CatalogFeedRow } from '../../projections/feed/feed-queries.ts';
 import { currencyCode, decimalAmount, errorResponses, standardHeaders, text, timestamp } from '../schemas.ts';
+import { urlTemplateSchema } from '../feed-url-template.ts';
 
 export type CatalogFeedRouteOptions = {
   /** How long the link a redirect hands out stays valid. */
@@ -48,7 +49,7 @@ const settingsBody = z
       .describe('The seller every offer names (schema.org Organization; seller.name in the ACP lines)'),
     product_url_template: checked(urlTemplateProblem)
       .describe('Absolute http(s) URL of a product page naming {id} (product id) or {sku} (its SKU, else its first variant’s)')
-      .meta({ example: 'https://shop.example.com/products/{sku}' }),
+      .meta({ ...urlTemplateSchema, example: 'https://shop.example.com/products/{sku}' }),
     seller_url: pageUrl("the seller's site"),
     store_country: country.nullish().describe('Where the store is (ISO 3166-1 alpha-2)'),
     target_countries: z

@@ -1,11 +1,12 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { Ajv, type ValidateFunction } from 'ajv';
-import ajvFormats from 'ajv-formats';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jobEnd, submitJob } from '../support/bulk.ts';
 import type { ApiResponse } from '../support/client.ts';
 import { send } from '../support/client.ts';
+import { responseCounts, takeViolations } from '../support/checked-responses.ts';
+import { uncompilableSchemas } from '../support/openapi-ajv.ts';
+import { OpenapiContract } from '../support/openapi-contract.ts';
 import { orderRequest, stocked } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -17,6 +18,8 @@ beforeAll(async () => {
   expect(response.status).toBe(200);
   document = await response.json();
 });
+
+const body = (path: string, method = 'post') => document.paths[path][method].requestBody.content['application/json'].schema;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const operations = (): { path: string; method: string; operation: any }[] =>
@@ -104,43 +107,118 @@ describe('the OpenAPI document', () => {
     expect(paths.filter((path) => /[A-Z]/.test(path))).toEqual([]);
   });
 
+  it('compiles, every schema of it, under strict Ajv: as OpenAPI 3.0 spells it and as converters to JSON Schema read it', () => {
+    expect(uncompilableSchemas(document)).toEqual([]);
+  });
+
+  it('declares no content for a 204 or a redirect, and a redirect’s Location', () => {
+    const bodiless = operations().flatMap(({ path, method, operation }) =>
+      Object.entries<any>(operation.responses)
+        .filter(([status]) => status === '204' || status.startsWith('3'))
+        .map(([status, response]) => ({ at: `${method} ${path} ${status}`, response })),
+    );
+    expect(bodiless.map(({ at }) => at).sort()).toEqual([
+      'delete /api/v1/pim/products/{id} 204',
+      'get /api/v1/ucp/catalog.json 302',
+      'get /api/v1/ucp/product-feed.jsonl 302',
+    ]);
+    for (const { at, response } of bodiless) {
+      expect(response.content, at).toBeUndefined();
+      if (at.endsWith('302'))
+        expect(response.headers.location, at).toMatchObject({ required: true, schema: { type: 'string', format: 'uri' } });
+    }
+  });
+
+  it('declares, with the error body, what the edge answers before any handler: 413 and 415 where a body is read, 414 where a path has a parameter', () => {
+    for (const { path, method, operation } of operations()) {
+      const statuses = Object.keys(operation.responses);
+      const expected = ['400', '503'];
+      if (method !== 'get') expected.push('413', '415');
+      if (path.includes('{')) expected.push('414');
+      if (operation.security?.length !== 0) expected.push('401', '403');
+      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(expected));
+      for (const status of expected) {
+        expect(operation.responses[status].content['application/json'].schema, `${method} ${path} ${status}`).toEqual({
+          $ref: '#/components/schemas/Error',
+        });
+      }
+    }
+  });
+
+  it('states the rules the service enforces: a closed query, http(s) URLs, payment ids, the feed’s URL template', () => {
+    const component = (schema: any) => (schema.$ref ? document.components.schemas[schema.$ref.split('/').pop()] : schema);
+    // Unknown query parameters are refused: the query is one closed object, spread over the query string.
+    for (const { path, method, operation } of operations().filter(({ path }) => path.startsWith('/api/'))) {
+      const query = (operation.parameters ?? []).filter((p: any) => p.in === 'query');
+      expect(query, `${method} ${path}`).toMatchObject([
+        { style: 'form', explode: true, schema: { type: 'object', additionalProperties: false } },
+      ]);
+    }
+    expect(document.paths['/api/v1/pim/products'].get.parameters[0].schema.properties).toHaveProperty('limit');
+    const brand = body('/api/v1/pim/brands', 'post').properties;
+    expect(brand.logoUrl).toMatchObject({ format: 'uri', pattern: expect.stringMatching(/^\^\[Hh\]\[Tt\]\[Tt\]\[Pp\]/) });
+    expect(body('/api/v1/pim/media', 'post').properties.url).toMatchObject({ format: 'uri', pattern: brand.logoUrl.pattern });
+    const order = body('/api/v1/oms/orders', 'post');
+    expect(order.anyOf.map((branch: any) => branch.properties.payment_provider.enum[0]).sort()).toEqual([
+      'adyen',
+      'manual',
+      'paypal',
+      'stripe',
+    ]);
+    const template = component(body('/api/v1/ucp/feed-settings', 'put')).properties.product_url_template;
+    expect(new RegExp(template.pattern, 'u').test('https://shop.example.com/products/{sku}')).toBe(true);
+    expect(new RegExp(template.pattern, 'u').test('https://shop.example.com/products')).toBe(false);
+  });
+
+  it('gives the bulk job’s payload a schema per job type', () => {
+    const jobs = body('/api/v1/pim/bulk-jobs').oneOf.map((ref: any) => document.components.schemas[ref.$ref.split('/').pop()]);
+    expect(jobs.map((job: any) => job.properties.job_type.enum)).toEqual([['BULK_IMPORT'], ['BULK_UPDATE'], ['BULK_DELETE']]);
+    for (const job of jobs) expect(job.properties.payload.anyOf).toHaveLength(3); // an array, an object form, the same as JSON text
+  });
+
   it('is shown at /docs', async () => {
     expect((await fetch(`${ctx.service.baseUrl}/docs`)).status).toBe(200);
   });
 });
 
 describe('real responses conform to the published schemas', () => {
-  let ajv: Ajv;
-  const validators = new Map<string, ValidateFunction>();
-  beforeAll(() => {
-    // OpenAPI 3.0 schemas are a JSON Schema draft-07 dialect with `nullable` (which ajv knows) and a few annotations.
-    ajv = new Ajv({ strict: false, allErrors: true });
-    ajvFormats.default(ajv); // a CommonJS module: its default export is under `default`
-    ajv.addSchema({ ...document, $id: 'openapi.json' });
-  });
-
-  /** The response schema the document publishes for this operation and status, as a validator. */
-  const validatorFor = (method: string, path: string, status: number): ValidateFunction => {
-    const key = `${method} ${path} ${status}`;
-    const known = validators.get(key);
-    if (known) return known;
-    const escaped = path.replaceAll('~', '~0').replaceAll('/', '~1');
-    const at = `#/paths/${encodeURIComponent(escaped)}/${method}/responses/${status}/content/application~1json/schema`;
-    expect(pointer(document, at), `no ${status} response schema for ${method.toUpperCase()} ${path}`).toBeDefined();
-    const validate = ajv.compile({ $ref: `openapi.json${at}` });
-    validators.set(key, validate);
-    return validate;
-  };
-
-  /** `response` had the status `status` and a body valid against the schema published for it. */
+  /**
+   * Every response of the suite is checked against the document (test/support/checked-responses.ts); these tests make
+   * sure each operation below is met, and take the check's findings as their own assertion.
+   */
   const expectConforms = (response: ApiResponse, method: string, path: string, status: number) => {
-    expect(response.status, JSON.stringify(response.body)).toBe(status);
-    const validate = validatorFor(method, path, status);
-    expect(
-      validate(response.body) ? [] : validate.errors,
-      `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(response.body)}`,
-    ).toEqual([]);
+    expect(response.status, `${method.toUpperCase()} ${path}: ${JSON.stringify(response.body)}`).toBe(status);
+    expect(takeViolations()).toEqual([]);
   };
+
+  it('checks every response of a started service, and finds what breaks the document', async () => {
+    const before = responseCounts();
+    await ctx.tenant.request('GET', '/api/v1/pim/products');
+    await fetch(`${ctx.service.baseUrl}/health`);
+    expect(responseCounts()).toMatchObject({ checked: before.checked + 1, outsideDocument: before.outsideDocument + 1 });
+    // The same check, on answers the service never gives.
+    const contract = new OpenapiContract(document);
+    const json = new Headers({ 'content-type': 'application/json; charset=utf-8' });
+    const exchange = { method: 'GET', path: `/api/v1/pim/products/${randomUUID()}`, headers: json };
+    expect(contract.check({ ...exchange, status: 404, body: '{"error":{"code":"not_found","message":"no","details":[]}}' })).toEqual({
+      operation: 'GET /api/v1/pim/products/{id}',
+      problems: [],
+    });
+    expect(contract.check({ ...exchange, status: 418, body: '{}' })?.problems).toEqual([
+      expect.stringMatching(/^status 418 is not declared/),
+    ]);
+    expect(contract.check({ ...exchange, status: 404, body: '{"message":"no"}' })?.problems).toEqual([
+      expect.stringMatching(/^the body does not match the schema: \/ must have required property 'error'/),
+    ]);
+    const feed = { method: 'GET', path: '/api/v1/ucp/catalog.json', status: 302 };
+    expect(contract.check({ ...feed, headers: json, body: 'null' })?.problems).toEqual([
+      expect.stringMatching(/^no content is declared/),
+      'the required header location is missing',
+    ]);
+    expect(
+      contract.check({ ...feed, headers: new Headers({ location: 'https://cdn.example.com/feed.json' }), body: '' })?.problems,
+    ).toEqual([]);
+  });
 
   it('products and variants', async () => {
     const tenant = ctx.tenant;

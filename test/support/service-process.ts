@@ -9,6 +9,7 @@ import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { DEFAULT_WORKSPACE_SECRET } from '../../stack/unified/stand-in.ts';
+import { serviceStarted } from './checked-responses.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TEST_DEV_SECRET = 'commerce-ledger-test-secret-0123456789';
@@ -170,6 +171,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
       baseUrl = `http://127.0.0.1:${port}`;
     }
   }
+  await serviceStarted(baseUrl);
   return {
     baseUrl,
     namespace,

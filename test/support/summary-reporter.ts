@@ -14,6 +14,17 @@ export default class SummaryReporter implements Reporter {
         else counts.skipped++;
       }
     }
+    const responses = { checked: 0, outsideDocument: 0, uncheckable: 0, violations: 0 };
+    for (const module of testModules) {
+      const counted = module.meta().openapiResponses;
+      if (counted) for (const key of Object.keys(responses) as (keyof typeof responses)[]) responses[key] += counted[key];
+    }
+    if (responses.checked + responses.outsideDocument + responses.uncheckable > 0) {
+      console.log(
+        `\nOpenAPI: ${responses.checked} responses checked against /openapi.json, ${responses.violations} broke it; ` +
+          `${responses.outsideDocument} were of no documented operation, ${responses.uncheckable} could not be checked`,
+      );
+    }
     console.log(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   }
 }

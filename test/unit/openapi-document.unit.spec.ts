@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { finishOpenapiDocument, type OpenapiDocument } from '../../http/openapi-document.ts';
+import { uncompilableSchemas } from '../support/openapi-ajv.ts';
 
 const uuid = { type: 'string', format: 'uuid' };
 const tenantHeader = { in: 'header', name: 'x-tenant-id', required: true, schema: uuid };
@@ -18,6 +19,7 @@ const generated = (): OpenapiDocument => ({
       OrderLine: { type: 'object' },
       OrderInput: { type: 'object' },
       Unused: { type: 'object' },
+      Error: { type: 'object', properties: { error: { type: 'object' } } },
     },
   },
   paths: {
@@ -57,20 +59,20 @@ describe('the finished OpenAPI document', () => {
     });
     expect(document.paths['/orders/{id}'].get.security).toBeUndefined();
     expect(document.paths['/products/{product_id}/variants'].get.parameters).toHaveLength(1);
-    expect(document.paths['/tenant-only'].get).toEqual({ security: [{ bearer: [], tenantId: [] }], responses: {} });
-    expect(document.paths['/explicit'].post).toEqual({ security: [{ bearer: [], tenantId: [], orgId: [] }], responses: {} });
+    expect(document.paths['/tenant-only'].get).toEqual({ security: [{ bearer: [], tenantId: [] }], responses: expect.anything() });
+    expect(document.paths['/explicit'].post).toEqual({ security: [{ bearer: [], tenantId: [], orgId: [] }], responses: expect.anything() });
     expect(document.paths['/public'].post.security).toEqual([]);
     expect(document.paths['/public'].post.parameters).toHaveLength(1);
   });
 
   it('keeps the component schemas the paths refer to, directly or through another', () => {
-    expect(Object.keys(document.components.schemas).sort()).toEqual(['Order', 'OrderLine']);
+    expect(Object.keys(document.components.schemas).sort()).toEqual(['Error', 'Order', 'OrderLine']);
   });
 
   it('describes a response by its status where the route did not', () => {
     const described = generated();
     described.paths = { '/x': { get: { responses: { '404': { description: 'Default Response' }, '200': { description: 'The thing' } } } } };
-    expect((finishOpenapiDocument(described) as any).paths['/x'].get.responses).toEqual({
+    expect((finishOpenapiDocument(described) as any).paths['/x'].get.responses).toMatchObject({
       '404': { description: 'Not Found' },
       '200': { description: 'The thing' },
     });
@@ -86,5 +88,96 @@ describe('the finished OpenAPI document', () => {
     const clash = generated();
     clash.paths = { '/orders/{orderID}': {}, '/orders/{id}': {} };
     expect(() => finishOpenapiDocument(clash)).toThrow(/both become/);
+  });
+});
+
+describe('the finished document, as strict OpenAPI tooling reads it', () => {
+  const error = { $ref: '#/components/schemas/Error' };
+  const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+  /** What the type provider generates for the faults a validating proxy found: zod's 3.0 output, as it was served. */
+  const faulty = (): OpenapiDocument => ({
+    openapi: '3.0.3',
+    components: {
+      schemas: {
+        Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
+        Brand: { type: 'object', properties: { name: { type: 'string' } } },
+      },
+    },
+    paths: {
+      '/things/{id}': {
+        put: {
+          parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }],
+          requestBody: json({
+            type: 'object',
+            properties: {
+              price: { nullable: true, anyOf: [{ type: 'number' }, { type: 'string', pattern: '^\\d+$' }] },
+              brand: { nullable: true, allOf: [{ $ref: '#/components/schemas/Brand' }], description: 'the brand' },
+            },
+          }),
+          responses: { '200': { description: 'OK', ...json({ type: 'object' }) }, '404': { description: 'Not Found', ...json(error) } },
+        },
+        delete: {
+          parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }],
+          responses: { '204': { description: 'No Content', ...json({ type: 'string', nullable: true, enum: [null] }) } },
+        },
+      },
+      '/feed': {
+        get: {
+          responses: {
+            '302': {
+              description: 'Found',
+              headers: { location: { schema: { type: 'string', format: 'uri' } } },
+              ...json({ type: 'string', nullable: true, enum: [null], description: 'Found' }),
+            },
+          },
+        },
+      },
+      '/hook': { post: { security: [], responses: { '200': { description: 'OK' } } } },
+    },
+  });
+  const finished = finishOpenapiDocument(faulty()) as any;
+
+  it('compiles every schema under strict Ajv, where the generated document did not', () => {
+    expect(uncompilableSchemas(faulty() as any).map(({ where }) => where)).toEqual([
+      'PUT /things/{id} request application/json', // nullable without a type
+      'DELETE /things/{id} 204 application/json (converted)', // enum [null, null]
+      'GET /feed 302 application/json (converted)',
+    ]);
+    expect(uncompilableSchemas(finished)).toEqual([]);
+  });
+
+  it('puts nullable beside a type: on the first typed branch of a union, on a copy of a referenced component', () => {
+    const { price, brand } = finished.paths['/things/{id}'].put.requestBody.content['application/json'].schema.properties;
+    expect(price).toEqual({
+      anyOf: [
+        { type: 'number', nullable: true },
+        { type: 'string', pattern: '^\\d+$' },
+      ],
+    });
+    expect(brand).toEqual({ type: 'object', properties: { name: { type: 'string' } }, nullable: true, description: 'the brand' });
+  });
+
+  it('declares no content for a 204 and a redirect, and the redirect’s Location as required', () => {
+    expect(finished.paths['/things/{id}'].delete.responses['204']).toEqual({ description: 'No Content' });
+    expect(finished.paths['/feed'].get.responses['302']).toEqual({
+      description: 'Found',
+      headers: { location: { schema: { type: 'string', format: 'uri' }, required: true, description: 'Where the resource is' } },
+    });
+  });
+
+  it('declares what the edge answers before any handler, with the error body, in status order', () => {
+    const statuses = (path: string, method: string) => Object.keys(finished.paths[path][method].responses);
+    // A body is read for PUT and DELETE (413, 415), a path parameter may be too long (414), a token is required (401, 403).
+    expect(statuses('/things/{id}', 'put')).toEqual(['200', '400', '401', '403', '404', '413', '414', '415', '503']);
+    expect(statuses('/things/{id}', 'delete')).toEqual(['204', '400', '401', '403', '413', '414', '415', '503']);
+    expect(statuses('/feed', 'get')).toEqual(['302', '400', '401', '403', '503']);
+    expect(statuses('/hook', 'post')).toEqual(['200', '400', '413', '415', '503']); // public: no 401 or 403 of the edge's
+    expect(finished.paths['/things/{id}'].put.responses['413']).toEqual({ description: 'Payload Too Large', ...json(error) });
+  });
+
+  it('refuses a nullable it cannot give a type', () => {
+    const untyped = faulty();
+    untyped.paths!['/feed']!.get = { responses: { '200': { description: 'OK', ...json({ nullable: true, anyOf: [{ not: {} }] }) } } };
+    expect(() => finishOpenapiDocument(untyped)).toThrow(/nullable without a type/);
   });
 });
