@@ -2,15 +2,7 @@ import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { validate as isUuid } from 'uuid';
 import { ORDER_CREATED_EVENTS, ORDER_UPDATED_EVENTS } from '../integrations/inbox.ts';
-import {
-  MAX_LINE_NAME,
-  MAX_LINE_QUANTITY,
-  MAX_ORDER_LINES,
-  MAX_TAG,
-  orderIdOf,
-  type PlaceOrder,
-  type RequestableStatus,
-} from './order.ts';
+import { MAX_LINE_NAME, MAX_LINE_QUANTITY, MAX_ORDER_LINES, MAX_TAG, orderIdOf, type PlaceOrder, type RequestableStatus } from './order.ts';
 import { AMOUNT_RULE, DECIMAL_TEXT, isWithinAmountBound } from '../amount.ts';
 import { amount } from './money.ts';
 
