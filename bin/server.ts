@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
 import { exportNotifier } from '../consumers/export/export-notifier.ts';
 import { exportWorker } from '../consumers/export/export-worker.ts';
@@ -5,15 +6,22 @@ import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook
 import { feedWorker } from '../consumers/feed/feed-worker.ts';
 import { integrationWorkers } from '../consumers/integrations/index.ts';
 import { buildApp } from '../http/app.ts';
+import { exposeDeadLetters } from '../http/plugins/metrics.ts';
+import { runtimeLedger } from '../http/runtime-ledger.ts';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../ledger/logger.ts';
+import { LedgerMetrics } from '../ledger/metrics.ts';
+import { startRuntime } from '../ledger/runtime.ts';
 import { StartupError } from '../ledger/startup-error.ts';
 import { projections } from '../projections/index.ts';
 import { createObjectStore } from '../adapters/storage/index.ts';
 import { cannotListen, checkListenAddress } from './listen-address.ts';
 import { aggregates, routes } from './processor-modules.ts';
 
-/** Serves the API with the command processors and projections in this one process. */
+/**
+ * Starts the ledger (topics, schemas, processors, projections, workers; only the parts SERVICE_ROLES names), then
+ * serves the HTTP app over it in this one process.
+ */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
@@ -24,7 +32,8 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
       'replaced catalog feed files are deleted before the links handed out for them expire; such a link may answer 404',
     );
   }
-  const app = await buildApp(config, logger, {
+  const metrics = new LedgerMetrics();
+  const runtime = await startRuntime(config, logger, {
     aggregates,
     routes,
     projections,
@@ -59,11 +68,26 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
         keepReplacedMs: config.FEED_KEEP_REPLACED_SECONDS * 1_000,
       }),
     ],
+    metrics,
     ...(config.PROCESSORS_IN_THREAD ? { processorsThread: new URL('./processor-modules.ts', import.meta.url) } : {}),
   });
+  const ledger = runtimeLedger(runtime, config);
+  exposeDeadLetters(metrics, runtime.db, projections, () => ledger.require('postgres'));
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ config, logger, ledger, metrics });
+  } catch (error) {
+    await runtime.stop();
+    throw error;
+  }
+  // In this order: stop taking requests and drain those in flight (they need the ledger), then stop the ledger.
+  const close = async () => {
+    await app.close();
+    await runtime.stop();
+  };
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    await app.close();
+    await close();
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
@@ -72,7 +96,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {
     // Taken since the check above: leave the consumer groups before exiting, so the other instances need not wait out a session.
-    await app.close();
+    await close();
     throw cannotListen(config.HOST, config.PORT, error);
   }
 }

@@ -5,15 +5,14 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { NotFoundError } from '../ledger/errors.ts';
 import type { Logger } from '../ledger/logger.ts';
-import { LedgerMetrics } from '../ledger/metrics.ts';
-import type { LedgerModules } from '../ledger/runtime.ts';
+import type { LedgerMetrics } from '../ledger/metrics.ts';
 import { errorField, failureKind, ThrottledLog } from '../ledger/throttled-log.ts';
 import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
+import type { LedgerFacade } from './ledger-facade.ts';
 import { useStrictJsonBodies } from './json-body.ts';
 import { drainRefusedBody } from './refused-body.ts';
 import { authPlugin } from './plugins/auth.ts';
-import { ledgerPlugin } from './plugins/ledger.ts';
-import { exposeDeadLetters, metricsPlugin } from './plugins/metrics.ts';
+import { metricsPlugin } from './plugins/metrics.ts';
 import { objectStorePlugin } from './plugins/object-store.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
 import auditRoutes from './routes/audit.ts';
@@ -68,14 +67,17 @@ const apiScope = (api: FastifyInstance) => {
   api.addHook('onRoute', refuseUndeclaredQuery);
 };
 
-/** `modules`: what the ledger runs behind the routes (composed in bin/server.ts). */
-export async function buildApp(config: Config, logger: Logger, modules: LedgerModules): Promise<FastifyInstance> {
+/**
+ * `ledger`: what the routes read and send commands through (bin/server.ts gives the running ledger's);
+ * `metrics`: the registry GET /metrics serves, the one the ledger records into.
+ */
+export type AppOptions = { config: Config; logger: Logger; ledger: LedgerFacade; metrics: LedgerMetrics };
+
+/** The HTTP edge over a ledger started elsewhere: closing the app stops taking requests and drains them, not the ledger. */
+export async function buildApp({ config, logger, ledger, metrics }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
-    // The ledger plugin creates topics, registers schemas and restores every aggregate before it serves;
-    // on a fresh namespace that outgrows fastify's 10 s default.
-    pluginTimeout: 120_000,
     // node answers an HTTP/1.1 request without a Host header 400 with an empty body; the hook below answers it instead.
     http: { requireHostHeader: false },
     genReqId: (request) => {
@@ -125,12 +127,9 @@ export async function buildApp(config: Config, logger: Logger, modules: LedgerMo
     sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
 
-  // One registry for the service: the runtime records into it, GET /metrics serves it (the modules may bring their own).
-  const metrics = modules.metrics ?? new LedgerMetrics();
   await app.register(metricsPlugin, { metrics });
   await app.register(openapiPlugin);
-  await app.register(ledgerPlugin, { config, logger, modules: { ...modules, metrics } });
-  exposeDeadLetters(metrics, app.ledger.db, modules.projections, () => app.ledger.require('postgres'));
+  app.decorate('ledger', ledger);
   await app.register(authPlugin, {
     jwksUrl: config.AUTH_JWKS_URL,
     issuer: config.AUTH_ISSUER,

@@ -1,9 +1,8 @@
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
-import { leadersOf, topicsOf, type SomeAggregate } from './aggregate.ts';
-import { CommandBus } from './command-bus.ts';
+import { topicsOf, type SomeAggregate } from './aggregate.ts';
+import type { CommandBus } from './command-bus.ts';
 import { kafkaBrokers, type LedgerConfig } from './config.ts';
-import { ConsumerLagReader } from './consumer-lag.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
@@ -11,15 +10,22 @@ import type { EventRoute } from './event-router.ts';
 import { createKafka, ensureTopics } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { LedgerMetrics } from './metrics.ts';
-import { liveSchema, type Projection } from './projection.ts';
-import { groupName, projectionGroups, ProjectionRunner } from './projection-runner.ts';
-import { ProjectionWaiter } from './projection-waiter.ts';
-import { ProcessorMetrics } from './processor-metrics.ts';
+import type { Projection } from './projection.ts';
+import type { ProjectionWaiter } from './projection-waiter.ts';
 import { readinessOf, type Readiness } from './readiness.ts';
-import { startProcessorParts, startSupervised } from './processor-parts.ts';
-import { Supervisor, type Part, type PartSignals } from './supervisor.ts';
-import { namespaced } from './topics.ts';
-import { ProcessorThread } from './thread-part.ts';
+import { exposeRuntimeMetrics } from './runtime-metrics.ts';
+import {
+  processorPartNames,
+  RunningParts,
+  startCommandBus,
+  startProcessors,
+  startProjections,
+  startWaiter,
+  startWorkers,
+  type RuntimeContext,
+} from './runtime-parts.ts';
+import type { Part, PartSignals } from './supervisor.ts';
+import type { TopicSpec } from './topics.ts';
 import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
 /** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
@@ -68,17 +74,69 @@ export type Runtime = {
   stop: () => Promise<void>;
 };
 
-/** Wires the ledger: topics and schemas, the command processors, the event routers, the live projections and the edge's bus. */
+/**
+ * Wires the ledger: topics and schemas, then, as SERVICE_ROLES names them, the command processors and event routers,
+ * the live projections, the edge's bus and the workers; readiness reads them all. A failed start stops what it started.
+ */
 export async function startRuntime(
   config: LedgerConfig,
   logger: Logger,
   { aggregates, routes, projections, workers = [], processorsThread, metrics }: LedgerModules,
 ): Promise<Runtime> {
-  const namespace = config.LEDGER_NAMESPACE;
   const allTopics = topicsOf(aggregates);
+  await createTopics(config, logger, allTopics);
+  const codec = await registerSchemas(config, allTopics);
+  await ensureDatabase(config.DATABASE_URL);
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
-  // Start-up failures of a dependency are StartupErrors: one line naming the setting and what was tried. The admin's
-  // retries log nothing: their lines would only repeat the one a failure here ends with.
+  const db = createKnex(config.DATABASE_URL);
+  const dependencies = dependencyMonitor(
+    { brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL },
+    logger,
+  );
+  const context: RuntimeContext = { config, logger, kafka, codec, db, dependencies, metrics };
+  const parts = new RunningParts(logger);
+  parts.onStop(() => dependencies.stop());
+  try {
+    await dependencies.start();
+    const roles = config.SERVICE_ROLES;
+    // An instance without the processors role leaves deciding to another instance of the namespace.
+    if (roles.has('processors')) await startProcessors(context, parts, { aggregates, routes, thread: processorsThread });
+    if (roles.has('projections')) await startProjections(context, parts, projections);
+    const waiter = await startWaiter(context, parts, projections);
+    const bus = await startCommandBus(context, parts);
+    if (roles.has('streams')) await startWorkers(context, parts, { workers, bus, waiter });
+    // A request waiting on a dependency that just went away would only time out: answer it now.
+    dependencies.onChange((name, up) => {
+      if (up) return;
+      if (name === 'kafka') bus.failAll(new UnavailableError('kafka'));
+      if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
+    });
+    if (metrics) exposeRuntimeMetrics(context, metrics, parts, processorPartNames(aggregates, routes));
+
+    const readiness = () =>
+      readinessOf({
+        dependencies,
+        supervisors: parts.statuses,
+        listening: () => waiter.listening(),
+        lags: parts.runners.map(({ name, runner }) => ({ projection: name, lagBehind: () => runner.lagBehind(name) })),
+      });
+    const stop = async () => {
+      await parts.stopAll();
+      await db.destroy();
+    };
+    return { kafka, codec, db, bus, waiter, dependencies, readiness, stop };
+  } catch (error) {
+    await parts.stopAll({ quietly: true });
+    await db.destroy();
+    throw error;
+  }
+}
+
+/**
+ * Every topic of the aggregates, created when missing. Start-up failures of a dependency are StartupErrors: one line
+ * naming the setting and what was tried. The admin's retries log nothing: their lines would only repeat that one.
+ */
+async function createTopics(config: LedgerConfig, logger: Logger, topics: TopicSpec[]): Promise<void> {
   const admin = createKafka(kafkaBrokers(config), 'commerce-ledger', logger.child({}, { level: 'silent' })).admin();
   const brokers = `${config.KAFKA_BROKERS} (KAFKA_BROKERS)`;
   try {
@@ -88,190 +146,23 @@ export async function startRuntime(
     throw new StartupError(`cannot reach Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
   }
   try {
-    await ensureTopics(admin, namespace, allTopics, config.TOPIC_PARTITIONS, config.RECORD_LIMIT_BYTES);
+    await ensureTopics(admin, config.LEDGER_NAMESPACE, topics, config.TOPIC_PARTITIONS, config.RECORD_LIMIT_BYTES);
   } catch (error) {
     throw new StartupError(`cannot create the topics on Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
   } finally {
     await admin.disconnect();
   }
-  const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace);
+}
+
+/** The event schemas, registered (or found) in the schema registry; the codec then holds their ids. */
+async function registerSchemas(config: LedgerConfig, topics: readonly TopicSpec[]): Promise<EventCodec> {
+  const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, config.LEDGER_NAMESPACE);
   try {
-    await codec.registerAll(allTopics.filter((t) => t.kind === 'events'));
+    await codec.registerAll(topics.filter((t) => t.kind === 'events'));
   } catch (error) {
     throw await registryStartupError(config.SCHEMA_REGISTRY_URL, error);
   }
-
-  await ensureDatabase(config.DATABASE_URL);
-  const db = createKnex(config.DATABASE_URL);
-  const dependencies = dependencyMonitor(
-    { brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL },
-    logger,
-  );
-  const stops: (() => Promise<void>)[] = [() => dependencies.stop()];
-  // What readiness reads: every part's supervisor, and the relayed statuses of the parts in the processor thread.
-  const statuses: Pick<Supervisor, 'status'>[] = [];
-  const runners: { name: string; runner: ProjectionRunner }[] = [];
-  try {
-    await dependencies.start();
-    // Each part restarts by itself when it fails; parts of one kind are independent consumer groups, started side by side.
-    const startAll = async (parts: { name: string; create: (signals: Supervisor) => Part }[]) => {
-      const started = await startSupervised({ logger }, parts);
-      statuses.push(...started);
-      // …and stopped side by side: a consumer's leave-group round trips add up when taken one after another.
-      stops.push(() => stopTogether(started, logger));
-    };
-    const maxRecordBytes = config.RECORD_LIMIT_BYTES;
-    const roles = config.SERVICE_ROLES;
-    // An instance without the processors role leaves deciding to another instance of the namespace.
-    if (roles.has('processors')) {
-      if (processorsThread) {
-        const supervisor = new Supervisor('processor-thread', logger);
-        const thread = new ProcessorThread(config, processorsThread, codec.schemaIds(), logger, supervisor);
-        await supervisor.start(thread);
-        const inside = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
-        statuses.push(supervisor, ...thread.readers(inside));
-        stops.push(() => supervisor.stop());
-        // The thread measures its rounds in a registry of its own: its text follows this registry's at every scrape.
-        metrics?.addExposition(() => thread.metricsText());
-      } else {
-        const measured = metrics ? { metrics: new ProcessorMetrics(metrics.registry) } : {};
-        const parts = await startProcessorParts({ kafka, codec, namespace, logger, maxRecordBytes, ...measured }, aggregates, routes);
-        statuses.push(...parts);
-        stops.push(() => stopTogether(parts, logger));
-      }
-    }
-    // Projections that name one runner, or read the same topics, share a consumer and a transaction (today catalog,
-    // audit and validation, which a product write waits for): one fetch and one decode of each event, one commit.
-    await startAll(
-      (roles.has('projections') ? projectionGroups(projections) : []).map((group) => ({
-        name: `projection-${groupName(group)}`,
-        create: (signals) => {
-          const runner = new ProjectionRunner(
-            { kafka, codec, db, namespace, logger },
-            group,
-            { schema: liveSchema(group[0]!), notify: true },
-            signals,
-          );
-          for (const projection of group) runners.push({ name: projection.name, runner });
-          return runner;
-        },
-      })),
-    );
-    const waiter = new ProjectionWaiter(config.DATABASE_URL, db, projections, namespace, logger);
-    await waiter.start();
-    stops.push(() => waiter.stop());
-    const edge = new Supervisor('edge-replies', logger);
-    const bus = new CommandBus(kafka, namespace, config.COMMAND_TIMEOUT_MS, maxRecordBytes, logger, edge, metrics);
-    await edge.start(bus);
-    statuses.push(edge);
-    stops.push(async () => {
-      await edge.stop();
-      await bus.close();
-    });
-    await startAll(
-      (roles.has('streams') ? workers : []).map((worker) => ({
-        name: `${worker.name}-worker`,
-        create: (signals) =>
-          worker.create(
-            {
-              db,
-              bus,
-              logger,
-              dependencies,
-              kafka,
-              codec,
-              namespace,
-              onProgress: (projection, listener) => waiter.onProgress(projection, listener),
-            },
-            signals,
-          ),
-      })),
-    );
-    // A request waiting on a dependency that just went away would only time out: answer it now.
-    dependencies.onChange((name, up) => {
-      if (up) return;
-      if (name === 'kafka') bus.failAll(new UnavailableError('kafka'));
-      if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
-    });
-
-    if (metrics) {
-      exposeRuntimeGauges(metrics, runners, statuses);
-      // Its own client, silent: a broker outage is already logged by every part, and a scrape then serves the last lags.
-      const lagKafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger.child({}, { level: 'silent' }));
-      const known = [...leadersOf(aggregates).map((a) => `${a.name}-processor`), ...routes.map((r) => `${r.name}-router`)];
-      const lags = new ConsumerLagReader(
-        lagKafka,
-        namespaced(namespace, 'commerce-ledger.'),
-        new Set(known.map((part) => namespaced(namespace, `commerce-ledger.${part}`))),
-      );
-      stops.push(() => lags.stop());
-      exposeConsumerLag(metrics, lags);
-    }
-
-    const readiness = () =>
-      readinessOf({
-        dependencies,
-        supervisors: statuses,
-        listening: () => waiter.listening(),
-        lags: runners.map(({ name, runner }) => ({ projection: name, lagBehind: () => runner.lagBehind(name) })),
-      });
-
-    const stop = async () => {
-      for (const stopOne of stops.reverse()) await stopOne().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
-      await db.destroy();
-    };
-    return { kafka, codec, db, bus, waiter, dependencies, readiness, stop };
-  } catch (error) {
-    for (const stopOne of stops.reverse()) await stopOne().catch(() => undefined);
-    await db.destroy();
-    throw error;
-  }
-}
-
-/** Gauges read at scrape time from what readiness reads too: each projection's lag and each supervised part's restarts. */
-function exposeRuntimeGauges(
-  metrics: LedgerMetrics,
-  runners: readonly { name: string; runner: ProjectionRunner }[],
-  statuses: readonly Pick<Supervisor, 'status'>[],
-): void {
-  // A restarted projection part creates a new runner: the latest of each name is the one running.
-  const lags = () => [...new Map(runners.map(({ name, runner }) => [name, runner.lagBehind(name)])).entries()];
-  metrics.gauge(
-    'ledger_projection_lag_events',
-    'Events a live projection has yet to apply: the log end minus its checkpoint, summed over its partitions',
-    ['projection'],
-    () => lags().map(([projection, value]) => ({ labels: { projection }, value })),
-  );
-  metrics.gauge('ledger_projections_lag_events', 'Events all live projections together have yet to apply', [], () => [
-    { labels: {}, value: lags().reduce((sum, [, value]) => sum + value, 0) },
-  ]);
-  metrics.gauge(
-    'ledger_part_restarts',
-    'Restarts of each supervised part since the service started (processor-thread parts as relayed from the thread)',
-    ['part'],
-    () => statuses.map((supervisor) => supervisor.status()).map(({ name, restarts }) => ({ labels: { part: name }, value: restarts })),
-  );
-}
-
-/**
- * `ledger_consumer_lag{group,topic,partition}` and `ledger_consumer_lag_age_seconds`, read from the brokers when scraped
- * (both gauges share one reading): the last values stand, and their age grows, while the brokers do not answer.
- */
-function exposeConsumerLag(metrics: LedgerMetrics, lags: ConsumerLagReader): void {
-  metrics.gauge(
-    'ledger_consumer_lag',
-    "Records of a partition a consumer group of the service has yet to commit: the log end minus the group's committed offset",
-    ['group', 'topic', 'partition'],
-    async () =>
-      ((await lags.read())?.samples ?? []).map(({ group, topic, partition, lag }) => ({
-        labels: { group, topic, partition: String(partition) },
-        value: lag,
-      })),
-  );
-  metrics.gauge('ledger_consumer_lag_age_seconds', 'Seconds since ledger_consumer_lag was read from the brokers', [], async () => {
-    const read = await lags.read();
-    return read ? [{ labels: {}, value: read.ageSeconds }] : [];
-  });
+  return codec;
 }
 
 /**
@@ -287,9 +178,4 @@ async function registryStartupError(registryUrl: string, error: unknown): Promis
   return probe === undefined
     ? new StartupError(`the schema registry at ${where} refused the event schemas: ${reasonOf(error)}`, { cause: error })
     : new StartupError(`cannot reach the schema registry at ${where}: ${probe}`, { cause: error });
-}
-
-/** Stops independent parts at once; one that fails to stop is logged and does not keep the others running. */
-async function stopTogether(parts: readonly { stop: () => Promise<void> }[], logger: Logger): Promise<void> {
-  await Promise.all(parts.map((part) => part.stop().catch((err: unknown) => logger.warn({ err }, 'stop failed'))));
 }

@@ -149,7 +149,7 @@ export async function webhookReceiverRoutes(
     };
     const command = { type: 'ReceiveWebhook' as const, data: { ...data, unifiedConnectionId: connection.unified_connection_id } };
     const executed = await execute(request, inboxAggregate, command, undefined, { until: 'committed' });
-    return executed === undefined || executed.positions.length > 0;
+    return executed.positions.length > 0;
   }
 
   /** Each object of a verified native delivery is one inbox event, deduplicated per connection and external object. */

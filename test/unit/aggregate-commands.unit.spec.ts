@@ -5,7 +5,7 @@ import { productAggregate, productDecider } from '../../commands/catalog/product
 import { aggregates } from '../../commands/index.ts';
 import { inventoryAggregate } from '../../commands/oms/inventory.ts';
 import { orderAggregate } from '../../commands/oms/order.ts';
-import type { Execute } from '../../http/plugins/ledger.ts';
+import type { Execute } from '../../http/ledger-facade.ts';
 import { defineAggregate } from '../../ledger/aggregate.ts';
 import { routeTo } from '../../ledger/event-router.ts';
 
@@ -29,7 +29,10 @@ describe('a command is sent through its aggregate', () => {
     expect(misrouted.aggregateId).toBeUndefined();
 
     const sent: string[] = [];
-    const execute: Execute = async (_request, aggregate, command) => void sent.push(`${command.type} -> ${aggregate.name}`);
+    const execute: Execute = async (_request, aggregate, command) => {
+      sent.push(`${command.type} -> ${aggregate.name}`);
+      return { positions: [] };
+    };
     const request = {} as FastifyRequest;
     await execute(request, productAggregate, deleteProduct);
     // @ts-expect-error ReserveStock belongs to the inventory, not to the order

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { LedgerConfig } from '../ledger/config.ts';
+import { deserializeDomainError } from '../ledger/errors.ts';
+import type { LogPosition } from '../ledger/message.ts';
+import type { Runtime } from '../ledger/runtime.ts';
+import { namespaced, type TopicSpec } from '../ledger/topics.ts';
+import type { AwaitOutcome, Dispatch, Execute, LedgerFacade } from './ledger-facade.ts';
+
+/**
+ * The routes' ledger over the running runtime. `execute` sends a command to its aggregate's single writer,
+ * turns a rejection into the domain error, and returns only once the live read models show the write.
+ */
+export function runtimeLedger(runtime: Runtime, config: LedgerConfig): LedgerFacade {
+  const metadataOf = (request: FastifyRequest) => {
+    const { tenantId, orgId, actor } = request.principal;
+    return { commandId: randomUUID(), tenantId, orgId, actor, issuedAt: Date.now(), correlationId: String(request.id) };
+  };
+  /** Where an events log ends now, as a read_committed reader sees it. */
+  const logEnd = async (events: TopicSpec): Promise<LogPosition[]> => {
+    const topic = namespaced(config.LEDGER_NAMESPACE, events.name);
+    const admin = runtime.kafka.admin();
+    await admin.connect();
+    try {
+      const ends = await admin.fetchTopicOffsets(topic);
+      return ends
+        .filter(({ high }) => BigInt(high) > 0n)
+        .map(({ partition, high }) => ({ topic, partition, offset: (BigInt(high) - 1n).toString() }));
+    } finally {
+      await admin.disconnect();
+    }
+  };
+  const execute: Execute = async (request, aggregate, { type, data }, idempotency, options) => {
+    const untilCommitted = options?.until === 'committed';
+    runtime.dependencies.require(...(untilCommitted ? (['kafka'] as const) : (['kafka', 'postgres'] as const)));
+    const metadata = { ...metadataOf(request), ...(idempotency ? { idempotency } : {}) };
+    const reply = await runtime.bus.send(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata });
+    if (reply.outcome === 'rejected') throw deserializeDomainError(reply.error);
+    if (reply.outcome !== 'accepted') return { positions: [] };
+    // The reply is written in the processor's transaction, so reading it (read_committed) means the events are committed.
+    if (untilCommitted) return { positions: reply.positions };
+    // A retry of an accepted request writes nothing, and its original's events may not be in the read models yet
+    // (that is why the client retried): wait for everything the log holds now, the original included.
+    const replayed = idempotency && reply.positions.length === 0;
+    const positions = replayed ? await logEnd(aggregate.events) : reply.positions;
+    // Postgres may have gone away while the command was decided: its failAll has passed, so refuse now rather than
+    // wait for the timeout (the check and the wait's registration run in the same tick).
+    runtime.dependencies.require('postgres');
+    await runtime.waiter.waitFor(positions, config.COMMAND_TIMEOUT_MS);
+    return { positions: reply.positions };
+  };
+  const dispatch: Dispatch = async (request, aggregate, { type, data }) => {
+    runtime.dependencies.require('kafka');
+    await runtime.bus.post(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata: metadataOf(request) });
+  };
+  const awaitOutcome: AwaitOutcome = (projection, read) => runtime.waiter.waitUntil(projection, read, config.COMMAND_TIMEOUT_MS);
+  return {
+    db: runtime.db,
+    execute,
+    dispatch,
+    awaitOutcome,
+    require: (...dependencies) => runtime.dependencies.require(...dependencies),
+    readiness: runtime.readiness,
+  };
+}
