@@ -13,7 +13,7 @@ import { ProcessorMetrics } from './processor-metrics.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { groupName, projectionGroups, ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
-import type { Worker } from './runtime.ts';
+import type { Worker } from './worker-part.ts';
 import { Supervisor, type Part } from './supervisor.ts';
 import { ProcessorThread } from './thread-part.ts';
 

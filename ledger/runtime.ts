@@ -24,29 +24,11 @@ import {
   startWorkers,
   type RuntimeContext,
 } from './runtime-parts.ts';
-import type { Part, PartSignals } from './supervisor.ts';
 import type { TopicSpec } from './topics.ts';
 import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
-/** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
-export type WorkerDeps = {
-  db: Knex;
-  bus: CommandBus;
-  logger: Logger;
-  dependencies: DependencyMonitor;
-  /** Calls `listener` whenever the named live projection applies more of the log (a worker's queue may have grown). */
-  onProgress: (projection: string, listener: () => void) => () => void;
-  /** For a worker that consumes a topic itself (its own consumer group, under the namespace). */
-  kafka: Kafka;
-  codec: EventCodec;
-  namespace: string;
-};
-
-/**
- * A stream processor whose work is a side effect outside the ledger (a call to a platform): it reads its queue from a
- * read model and reports every outcome as a command, so what it did is in the log like everything else.
- */
-export type Worker = { name: string; create: (deps: WorkerDeps, signals: PartSignals) => Part };
+export type { Worker, WorkerDeps } from './worker-part.ts';
+import type { Worker } from './worker-part.ts';
 
 /** What the ledger runs, composed by the caller: the aggregates' single writers, the stream processors and the read models. */
 export type LedgerModules = {
