@@ -111,7 +111,7 @@ const feedBody = z
     terms_of_service_url: z.string().nullable(),
     return_policy_url: z.string().nullable(),
     return_window_days: z.number().int().nullable(),
-    item_condition: z.enum(ITEM_CONDITIONS).nullable(),
+    item_condition: z.enum(ITEM_CONDITIONS).describe('The condition of every item listed: new until set otherwise'),
     shipping: z.object({ price: z.string(), currency: z.string() }).nullable(),
     configured_at: timestamp.nullable(),
     published: z
@@ -138,7 +138,7 @@ const toBody = (row: CatalogFeedRow | undefined): z.infer<typeof feedBody> => {
     terms_of_service_url: settings?.termsOfServiceUrl ?? null,
     return_policy_url: settings?.returnPolicyUrl ?? null,
     return_window_days: settings?.returnWindowDays ?? null,
-    item_condition: settings?.itemCondition ?? null,
+    item_condition: settings?.itemCondition ?? 'new',
     shipping:
       settings?.shippingPrice && settings.shippingCurrency ? { price: settings.shippingPrice, currency: settings.shippingCurrency } : null,
     configured_at: row?.configured_at?.toISOString() ?? null,
