@@ -43,6 +43,14 @@ export class FakeLedger implements LedgerFacade {
     this.db = fixtureDb(tables);
   }
 
+  /** A fresh start for the next test: nothing sent, nothing down, `decide` as given, the named tables empty. */
+  reset(decide: FakeLedger['decide'], ...emptyTables: string[]): void {
+    this.sent.length = 0;
+    this.down.clear();
+    this.decide = decide;
+    for (const table of emptyTables) this.tables[table] = [];
+  }
+
   require = (...dependencies: DependencyName[]): void => {
     const missing = dependencies.find((dependency) => this.down.has(dependency));
     if (missing) throw new UnavailableError(missing);

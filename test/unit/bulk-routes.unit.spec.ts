@@ -36,13 +36,7 @@ beforeAll(async () => {
   caller = await newCaller();
 });
 afterAll(() => app.close());
-beforeEach(() => {
-  ledger.sent.length = 0;
-  ledger.down.clear();
-  ledger.decide = projectSubmission;
-  ledger.tables.jobs = [];
-  ledger.tables.item_errors = [];
-});
+beforeEach(() => ledger.reset(projectSubmission, 'jobs', 'item_errors'));
 
 const submit = (body: object, headers = caller.headers) =>
   app.inject({ method: 'POST', url: '/api/v1/pim/bulk-jobs', headers, payload: body });

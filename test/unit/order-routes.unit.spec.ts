@@ -63,12 +63,7 @@ beforeAll(async () => {
   caller = await newCaller();
 });
 afterAll(() => app.close());
-beforeEach(() => {
-  ledger.sent.length = 0;
-  ledger.down.clear();
-  ledger.decide = confirm;
-  ledger.tables.orders = [];
-});
+beforeEach(() => ledger.reset(confirm, 'orders'));
 
 const place = (body: object, headers = caller.headers) => app.inject({ method: 'POST', url: '/api/v1/oms/orders', headers, payload: body });
 

@@ -41,12 +41,7 @@ beforeAll(async () => {
   caller = await newCaller();
 });
 afterAll(() => app.close());
-beforeEach(() => {
-  ledger.sent.length = 0;
-  ledger.down.clear();
-  ledger.decide = projectCreate;
-  ledger.tables.products = [];
-});
+beforeEach(() => ledger.reset(projectCreate, 'products'));
 
 describe('POST /api/v1/pim/products', () => {
   it('sends CreateProduct in the caller’s scope and answers 201 with the row the read model then holds', async () => {
