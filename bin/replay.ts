@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../config.ts';
 import { kafkaBrokers } from '../ledger/config.ts';
-import { createKnex } from '../ledger/database.ts';
+import { createKnex, createPool } from '../ledger/database.ts';
 import { EventCodec } from '../ledger/event-codec.ts';
 import { createKafka } from '../ledger/kafka.ts';
 import { createLogger } from '../ledger/logger.ts';
@@ -105,6 +105,7 @@ async function main(): Promise<number> {
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger-replay', logger);
   const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, config.LEDGER_NAMESPACE);
   const db = createKnex(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
 
   // A signal aborts the rebuild in progress, which drops its schema and consumer group before main returns. A second
   // signal a second or more later exits at once (Ctrl-C reaches npm, tsx and node alike, and tsx relays it once more).
@@ -129,7 +130,7 @@ async function main(): Promise<number> {
   try {
     for (const projection of selected) {
       const started = Date.now();
-      const { schema } = await rebuildProjection({ kafka, codec, db, namespace: config.LEDGER_NAMESPACE, logger }, projection, {
+      const { schema } = await rebuildProjection({ kafka, codec, db, pool, namespace: config.LEDGER_NAMESPACE, logger }, projection, {
         swap: !values['no-swap'],
         timeoutMs: timeoutSeconds * 1000,
         signal: aborter.signal,
@@ -156,7 +157,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     display.stop();
-    await db.destroy();
+    await Promise.all([db.destroy(), pool.end()]);
   }
 }
 

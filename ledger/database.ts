@@ -14,6 +14,42 @@ export function createKnex(databaseUrl: string, pool = { min: 0, max: 10 }): Kne
 }
 
 /**
+ * A pool of plain `pg` connections, for what holds a connection across several statements of its own making (the
+ * projection runner's transactions, a replay's session lock); the same timeouts as `createKnex`.
+ */
+export function createPool(databaseUrl: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000, max });
+  // An idle connection lost while Postgres is away is dropped by the pool; the next query fails and is retried.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * `work` on one connection of the pool, which sends its own `begin` and `commit` (with other statements, to save round
+ * trips). Should it fail, an open transaction is rolled back; a connection that cannot roll back, or is left inside a
+ * transaction, is destroyed rather than returned to the pool.
+ */
+export async function withPooledConnection<T>(pool: pg.Pool, work: (sql: pg.PoolClient) => Promise<T>): Promise<T> {
+  const sql = await pool.connect();
+  // A connection lost between two statements is reported as an event: unheard, it would end the process. The next
+  // statement fails as well, which is how `work` learns of it, and the connection is not reused.
+  let broken: Error | undefined;
+  const onLost = (error: Error) => (broken ??= error);
+  sql.on('error', onLost);
+  try {
+    return await work(sql);
+  } catch (error) {
+    if (!broken && sql.getTransactionStatus() !== 'I')
+      await sql.query('rollback').catch((rollbackError: Error) => (broken ??= rollbackError));
+    throw error;
+  } finally {
+    if (!broken && sql.getTransactionStatus() !== 'I') broken = new Error('left inside a transaction');
+    sql.off('error', onLost);
+    sql.release(broken);
+  }
+}
+
+/**
  * Creates the database named in the URL when it does not exist yet (Postgres has no CREATE DATABASE IF NOT EXISTS).
  * A server that cannot be reached (or refuses the login) is a StartupError naming it: "cannot reach Postgres at …".
  */
@@ -34,7 +70,8 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (rowCount === 0) {
       await client.query(`create database "${name}"`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // created concurrently
+        // Created concurrently: 42P04 once the other has committed, 23505 (pg_database's unique name) while it commits.
+        if (error.code !== '42P04' && error.code !== '23505') throw error;
       });
     }
   } finally {

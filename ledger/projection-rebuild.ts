@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import type { ClientBase } from 'pg';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner, projectionGroupId, projectionLockStatement, type RunnerDeps } from './projection-runner.ts';
 import { Supervisor } from './supervisor.ts';
@@ -100,7 +99,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  * consumer group before it rejects.
  */
 export async function rebuildProjection(deps: RunnerDeps, projection: Projection, options: RebuildOptions): Promise<{ schema: string }> {
-  const { db, kafka, namespace } = deps;
+  const { db, pool, kafka, namespace } = deps;
   const { signal } = options;
   const live = liveSchema(projection);
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
@@ -108,7 +107,10 @@ export async function rebuildProjection(deps: RunnerDeps, projection: Projection
   const ownTopics = new Set(projection.topics.map((topic) => namespaced(namespace, topic.name)));
 
   // A session lock on a connection of its own, held for the whole rebuild: released by the server if this process dies.
-  const guard = (await db.client.acquireConnection()) as ClientBase;
+  const guard = await pool.connect();
+  let unlockFailed: Error | undefined;
+  const onLost = (error: Error) => (unlockFailed ??= error); // the lock went with the connection; the next query fails
+  guard.on('error', onLost);
   const lockKey = `replay:${projection.name}`;
   try {
     const { rows } = await guard.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [lockKey]);
@@ -123,10 +125,12 @@ export async function rebuildProjection(deps: RunnerDeps, projection: Projection
       }
       return await rebuild();
     } finally {
-      await guard.query('select pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => undefined);
+      // A connection that could not unlock goes away with its lock, rather than back to the pool holding it.
+      await guard.query('select pg_advisory_unlock(hashtext($1))', [lockKey]).catch((error: Error) => (unlockFailed ??= error));
     }
   } finally {
-    await db.client.releaseConnection(guard);
+    guard.off('error', onLost);
+    guard.release(unlockFailed);
   }
 
   async function rebuild(): Promise<{ schema: string }> {

@@ -10,11 +10,13 @@ import type { RecordedEvent } from './message.ts';
 import { liveSchema, prepareProjectionSchema, projectionContext, type Projection } from './projection.ts';
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
+import { withPooledConnection } from './database.ts';
 import { namespaced } from './topics.ts';
 
 export const PROGRESS_CHANNEL = 'ledger_projection_progress';
 
-export type RunnerDeps = { kafka: Kafka; codec: EventCodec; db: Knex; namespace: string; logger: Logger };
+/** `db` builds the projections' queries and runs their migrations; their batches run on connections of `pool`. */
+export type RunnerDeps = { kafka: Kafka; codec: EventCodec; db: Knex; pool: pg.Pool; namespace: string; logger: Logger };
 
 export type RunnerOptions = {
   /** The schema of the runner's (first) projection; a group's other members use their live schemas. */
@@ -253,21 +255,11 @@ export class ProjectionRunner {
     positions: { topic: string; partition: number; offset: string }[],
     work: (sql: ClientBase, applied: Map<string, bigint>[]) => Promise<void>,
   ): Promise<void> {
-    const { db } = this.deps;
-    const sql = (await db.client.acquireConnection()) as pg.Client & { __knex__disposed?: unknown };
-    try {
+    await withPooledConnection(this.deps.pool, async (sql) => {
       const applied = await this.beginAndReadCheckpoints(sql);
       await work(sql, applied);
       await sql.query(`${this.checkpointStatement(positions)}; commit`);
-    } catch (error) {
-      // A connection that cannot even roll back is broken: knex's pool drops a connection marked so.
-      await sql.query('rollback').catch((rollbackError: unknown) => (sql.__knex__disposed = rollbackError));
-      throw error;
-    } finally {
-      // Back to the pool only outside a transaction ('I': idle); anything else is dropped by the pool's next check.
-      if (sql.getTransactionStatus() !== 'I') sql.__knex__disposed ??= 'left inside a transaction';
-      await db.client.releaseConnection(sql);
-    }
+    });
   }
 
   /**

@@ -11,7 +11,13 @@ export type ProjectionMigration = { name: string; up: (db: Knex, schema: string)
  * set-based statements: knex's builders are too dear per event) and the same connection as a knex (`db`, `table`) for
  * the projections that write event by event.
  */
-export type ProjectionContext = { sql: ClientBase; schema: string; db: Knex.Transaction; table: (name: string) => Knex.QueryBuilder };
+/** knex as a projection's batch may use it: queries on the batch's connection, inside its transaction, and nothing else. */
+export type ProjectionDb = {
+  table: (name: string) => Knex.QueryBuilder;
+  raw: (statement: string, bindings?: readonly Knex.RawBinding[]) => Knex.Raw;
+};
+
+export type ProjectionContext = { sql: ClientBase; schema: string; db: ProjectionDb; table: (name: string) => Knex.QueryBuilder };
 
 /**
  * Where a read model lives and how its tables are made. `awaitedOn`: the topics whose writes wait for this read model
@@ -114,43 +120,19 @@ export function mapperOf<E extends Event, R>(mappers: EventMappers<E, R>): (even
   };
 }
 
-/**
- * A knex whose queries run on one connection, inside a transaction its caller began and ends itself: what a projection
- * reaches through `ProjectionContext.db` goes through the batch's own transaction. knex's query methods (`table`, `select`,
- * `insert`, …) all start from `this.queryBuilder()`, so binding it and `raw` (and a call of the knex itself) binds them
- * all; what would open a transaction or a connection of its own is refused rather than run outside the batch.
- */
-export function knexOn(db: Knex, connection: ClientBase): Knex.Transaction {
-  const bound = <Q extends { connection: (connection: unknown) => Q }>(query: Q): Q => query.connection(connection);
-  const on: Record<PropertyKey, unknown> = {
-    queryBuilder: () => bound(db.queryBuilder()),
-    raw: (...args: Parameters<Knex['raw']>) => bound(db.raw(...args)),
-  };
-  const refused = new Set<PropertyKey>(['transaction', 'transactionProvider', 'batchInsert', 'schema', 'destroy', 'initialize']);
-  return new Proxy(db, {
-    apply: (_target, _self, args: Parameters<Knex>) => bound(db(...args)),
-    get: (target, property, receiver) => {
-      if (refused.has(property))
-        throw new Error(`knex's ${String(property)} is not for a projection batch: it runs in the batch's own transaction`);
-      return Object.hasOwn(on, property) ? on[property] : Reflect.get(target, property, receiver);
-    },
-  }) as unknown as Knex.Transaction;
-}
-
 /** Every projection lives in its own Postgres schema, so a rebuild can fill a fresh one and swap it in. */
 export const liveSchema = (projection: Pick<Projection, 'name'>): string => `rm_${projection.name}`;
 
-/** The context of a projection writing in `schema` on `connection`, inside a transaction its caller began. */
+/**
+ * The context of a projection writing in `schema` on `connection`, inside a transaction its caller began: its queries
+ * are built by knex and run on that connection (knex's documented `.connection()`), never on a pool of their own.
+ */
 export function projectionContext(db: Knex, connection: ClientBase, schema: string): ProjectionContext {
-  const on = knexOn(db, connection);
-  return { sql: connection, schema, db: on, table: (name: string) => on(`${schema}.${name}`) };
-}
-
-/** The context of a projection writing in `schema` inside a knex transaction (a test's, say): on its one connection. */
-export async function projectionContextIn(trx: Knex.Transaction, schema: string): Promise<ProjectionContext> {
-  // knex's transaction client hands out its one connection (knex/lib/execution/transaction.js, makeTxClient).
-  const sql = (await trx.client.acquireConnection()) as ClientBase;
-  return { sql, schema, db: trx, table: (name: string) => trx(`${schema}.${name}`) };
+  const on: ProjectionDb = {
+    table: (name) => db.table(name).connection(connection),
+    raw: (statement, bindings) => (bindings === undefined ? db.raw(statement) : db.raw(statement, bindings)).connection(connection),
+  };
+  return { sql: connection, schema, db: on, table: (name: string) => on.table(`${schema}.${name}`) };
 }
 
 /** Creates the schema, its checkpoint and generation tables, and runs the projection's migrations. Idempotent. */

@@ -1,5 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { leadersOf, type SomeAggregate } from './aggregate.ts';
 import { CommandBus } from './command-bus.ts';
 import type { LedgerConfig } from './config.ts';
@@ -24,6 +25,8 @@ export type RuntimeContext = {
   kafka: Kafka;
   codec: EventCodec;
   db: Knex;
+  /** The projection runners' connections (their transactions span several statements of their own). */
+  pool: pg.Pool;
   dependencies: DependencyMonitor;
   metrics?: LedgerMetrics;
 };
@@ -98,7 +101,7 @@ export async function startProcessors(
  * audit and validation, which a product write waits for): one fetch and one decode of each event, one commit.
  */
 export async function startProjections(
-  { config, logger, kafka, codec, db }: RuntimeContext,
+  { config, logger, kafka, codec, db, pool }: RuntimeContext,
   parts: RunningParts,
   projections: readonly Projection[],
 ): Promise<void> {
@@ -107,7 +110,7 @@ export async function startProjections(
       name: `projection-${groupName(group)}`,
       create: (signals) => {
         const runner = new ProjectionRunner(
-          { kafka, codec, db, namespace: config.LEDGER_NAMESPACE, logger },
+          { kafka, codec, db, pool, namespace: config.LEDGER_NAMESPACE, logger },
           group,
           { schema: liveSchema(group[0]!), notify: true },
           signals,

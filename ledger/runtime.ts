@@ -4,7 +4,7 @@ import { topicsOf, type SomeAggregate } from './aggregate.ts';
 import type { CommandBus } from './command-bus.ts';
 import { kafkaBrokers, type LedgerConfig } from './config.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
-import { createKnex, ensureDatabase } from './database.ts';
+import { createKnex, createPool, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
 import { createKafka, ensureTopics } from './kafka.ts';
@@ -71,11 +71,12 @@ export async function startRuntime(
   await ensureDatabase(config.DATABASE_URL);
   const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
   const db = createKnex(config.DATABASE_URL);
+  const pool = createPool(config.DATABASE_URL);
   const dependencies = dependencyMonitor(
     { brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL },
     logger,
   );
-  const context: RuntimeContext = { config, logger, kafka, codec, db, dependencies, metrics };
+  const context: RuntimeContext = { config, logger, kafka, codec, db, pool, dependencies, metrics };
   const parts = new RunningParts(logger);
   parts.onStop(() => dependencies.stop());
   try {
@@ -104,12 +105,12 @@ export async function startRuntime(
       });
     const stop = async () => {
       await parts.stopAll();
-      await db.destroy();
+      await Promise.all([db.destroy(), pool.end()]);
     };
     return { kafka, codec, db, bus, waiter, dependencies, readiness, stop };
   } catch (error) {
     await parts.stopAll({ quietly: true });
-    await db.destroy();
+    await Promise.all([db.destroy(), pool.end()]);
     throw error;
   }
 }

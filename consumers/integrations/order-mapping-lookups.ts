@@ -26,43 +26,48 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export async function matchLines(db: Knex, { tenantId, orgId }: Scope, connectionId: string, lines: PlatformLine[]): Promise<LineMatch[]> {
   const catalog = liveSchema(catalogProjection);
-  const itemIds = [...new Set(lines.flatMap((l) => (l.itemId === null ? [] : [l.itemId])))];
-  const skus = [...new Set(lines.flatMap((l) => (l.sku === null ? [] : [l.sku])))];
-  const variantIds = [...new Set(lines.flatMap((l) => (l.variantId === null ? [] : [l.variantId])))];
-  const byVariant = new Map<string, { variant_id: string; sku: string | null }>();
-  if (variantIds.length > 0 && UUID.test(connectionId)) {
-    const { rows } = await db.raw<{ rows: { remote_id: string; variant_id: string; sku: string | null }[] }>(
-      `select rv."remoteId" as remote_id, v.id as variant_id, v.sku
+  const push = liveSchema(pushProjection);
+  const distinct = (of: (line: PlatformLine) => string | null) => [...new Set(lines.flatMap((l) => of(l) ?? []))];
+  const pushed = UUID.test(connectionId);
+  const [byVariant, byItem, bySku] = await Promise.all([
+    keyed(
+      db,
+      distinct((l) => l.variantId),
+      pushed,
+      (ids) => [
+        `select rv."remoteId" as key, v.id as variant_id, v.sku
          from ??.items i
          cross join lateral jsonb_to_recordset(i.remote_variants) as rv("variantId" text, "remoteId" text)
          join ??.variants v on v.id::text = rv."variantId" and v.product_id = i.product_id and v.tenant_id = ? and v.org_id = ?
         where i.connection_id = ? and i.tenant_id = ? and i.org_id = ? and rv."remoteId" = any(?)`,
-      [liveSchema(pushProjection), catalog, tenantId, orgId, connectionId, tenantId, orgId, variantIds],
-    );
-    for (const row of rows) byVariant.set(row.remote_id, row);
-  }
-  const byItem = new Map<string, { variant_id: string; sku: string | null }>();
-  if (itemIds.length > 0 && UUID.test(connectionId)) {
-    const { rows } = await db.raw<{ rows: { remote_id: string; variant_id: string; sku: string | null }[] }>(
-      `select i.remote_id, v.id as variant_id, v.sku
+        [push, catalog, tenantId, orgId, connectionId, tenantId, orgId, ids],
+      ],
+    ),
+    keyed(
+      db,
+      distinct((l) => l.itemId),
+      pushed,
+      (ids) => [
+        `select i.remote_id as key, v.id as variant_id, v.sku
          from ??.items i
          join lateral (select id, sku from ??.variants v
                         where v.product_id = i.product_id and v.tenant_id = ? and v.org_id = ?
                         order by v.created_at, v.id limit 1) v on true
         where i.connection_id = ? and i.tenant_id = ? and i.org_id = ? and i.remote_id = any(?)`,
-      [liveSchema(pushProjection), catalog, tenantId, orgId, connectionId, tenantId, orgId, itemIds],
-    );
-    for (const row of rows) byItem.set(row.remote_id, row);
-  }
-  const bySku = new Map<string, { variant_id: string; sku: string | null }>();
-  if (skus.length > 0) {
-    const { rows } = await db.raw<{ rows: { variant_id: string; sku: string }[] }>(
-      `select distinct on (sku) sku, id as variant_id from ??.variants
+        [push, catalog, tenantId, orgId, connectionId, tenantId, orgId, ids],
+      ],
+    ),
+    keyed(
+      db,
+      distinct((l) => l.sku),
+      true,
+      (skus) => [
+        `select distinct on (sku) sku as key, id as variant_id, sku from ??.variants
         where tenant_id = ? and org_id = ? and sku = any(?) order by sku, created_at, id`,
-      [catalog, tenantId, orgId, skus],
-    );
-    for (const row of rows) bySku.set(row.sku, row);
-  }
+        [catalog, tenantId, orgId, skus],
+      ],
+    ),
+  ]);
   return lines.map((line) => {
     const found =
       (line.variantId !== null ? byVariant.get(line.variantId) : undefined) ??
@@ -70,6 +75,20 @@ export async function matchLines(db: Knex, { tenantId, orgId }: Scope, connectio
       (line.sku !== null ? bySku.get(line.sku) : undefined);
     return found ? { variantId: found.variant_id, sku: found.sku } : null;
   });
+}
+
+type Match = { variant_id: string; sku: string | null };
+
+/** The matches a statement finds for `keys`, by key (none asked for when there are no keys or `applies` is false). */
+async function keyed(
+  db: Knex,
+  keys: string[],
+  applies: boolean,
+  statement: (keys: string[]) => [string, Knex.RawBinding[]],
+): Promise<Map<string, Match>> {
+  if (keys.length === 0 || !applies) return new Map();
+  const { rows } = await db.raw<{ rows: (Match & { key: string })[] }>(...statement(keys));
+  return new Map(rows.map((row) => [row.key, row]));
 }
 
 /** The order's status as the read model shows it (undefined before it is there). */

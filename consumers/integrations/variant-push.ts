@@ -19,15 +19,20 @@ export type VariantTarget = {
 
 const variantPrefix = (productId: string): string => `${productReference(productId)}/`;
 
+/** Our variant id that a platform's variant carries as its reference, when it is one of the product's. */
+function ourVariantId(variant: RemoteItemVariant, productId: string): string | undefined {
+  const prefix = variantPrefix(productId);
+  const reference = variant.metadata?.find((m) => m?.slug === REFERENCE_SLUG)?.value;
+  return typeof reference === 'string' && reference.startsWith(prefix) ? reference.slice(prefix.length) : undefined;
+}
+
 /** Ours (by reference) among the platform's variants: our variant id to its id, and the extra copies of any of them. */
 function oursAmong(remote: RemoteItemVariant[], productId: string): { byVariant: Map<string, string>; copies: string[] } {
-  const prefix = variantPrefix(productId);
   const byVariant = new Map<string, string>();
   const copies: string[] = [];
   for (const variant of remote) {
-    const reference = variant.metadata?.find((m) => m?.slug === REFERENCE_SLUG)?.value;
-    if (typeof reference !== 'string' || !reference.startsWith(prefix)) continue;
-    const variantId = reference.slice(prefix.length);
+    const variantId = ourVariantId(variant, productId);
+    if (variantId === undefined) continue;
     if (byVariant.has(variantId)) copies.push(variant.id);
     else byVariant.set(variantId, variant.id);
   }
@@ -80,11 +85,11 @@ export async function pushVariants(
       }
     }
     remoteId ??= (await provider.createItemVariant(connection, withItem)).id;
-    strays.delete(remoteId);
     pushed.push({ variantId, remoteId });
   }
   const wantedIds = new Set(wanted.map((v) => v.variantId));
   for (const [variantId, remoteId] of recorded) if (!wantedIds.has(variantId)) strays.add(remoteId);
+  // What was pushed is never a stray, whatever a look-up during the pushes found.
   for (const { remoteId } of pushed) strays.delete(remoteId);
   for (const stray of strays) await provider.deleteItemVariant(connection, stray);
   return pushed;
@@ -95,7 +100,7 @@ export async function removeVariants(provider: ConnectionProvider, connection: s
   const ids =
     target.known?.map((v) => v.remoteId) ??
     (await provider.listItemVariants(connection, target.itemId))
-      .filter((v) => oursAmong([v], target.productId).byVariant.size > 0)
+      .filter((v) => ourVariantId(v, target.productId) !== undefined)
       .map((v) => v.id);
   for (const id of ids) await provider.deleteItemVariant(connection, id);
 }

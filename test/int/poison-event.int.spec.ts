@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
@@ -30,6 +31,7 @@ describe('a projection that fails on one event', () => {
     }),
   );
   let db: Knex;
+  let pool: pg.Pool;
   let kafka: Kafka;
   let codec: EventCodec;
   let healed = false;
@@ -50,17 +52,17 @@ describe('a projection that fails on one event', () => {
   const publish = (names: string[]) => publishBrandsCreated(codec, topic, names, 'poison-test');
 
   beforeAll(async () => {
-    ({ db, kafka, codec } = await brandEventsFixture(namespace, 'poison-test', logger));
+    ({ db, pool, kafka, codec } = await brandEventsFixture(namespace, 'poison-test', logger));
   });
 
   afterAll(async () => {
     await db?.raw('drop schema if exists ?? cascade', [schema]);
-    await db?.destroy();
+    await Promise.all([db?.destroy(), pool?.end()]);
   });
 
   it('names the event, retries with backoff, applies nothing of the failed batch, and resumes exactly once when fixed', async () => {
     const supervisor = new Supervisor('projection-poison_test', logger, { minDelayMs: 100, maxDelayMs: 400 });
-    const runner = new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema, notify: false }, supervisor);
+    const runner = new ProjectionRunner({ kafka, codec, db, pool, namespace, logger }, projection, { schema, notify: false }, supervisor);
     await publish(['first', 'poison', 'third']);
     await supervisor.start(runner);
     try {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
@@ -31,6 +32,7 @@ describe('a projection whose batch form fails', () => {
     }),
   );
   let db: Knex;
+  let pool: pg.Pool;
   let kafka: Kafka;
   let codec: EventCodec;
   const schemas: string[] = [];
@@ -61,14 +63,14 @@ describe('a projection whose batch form fails', () => {
   const seen = (schema: string) => db(`${schema}.seen`).orderBy('name').pluck('name');
 
   beforeAll(async () => {
-    ({ db, kafka, codec } = await brandEventsFixture(namespace, 'batch-failure-test', logger));
+    ({ db, pool, kafka, codec } = await brandEventsFixture(namespace, 'batch-failure-test', logger));
     // One key: one partition, in this order (offsets 0, 1, 2).
     await publish(['first', 'poison', 'third']);
   });
 
   afterAll(async () => {
     for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
-    await db?.destroy();
+    await Promise.all([db?.destroy(), pool?.end()]);
   });
 
   const running = async (projection: ReturnType<typeof withBatchForm>, test: (schema: string, supervisor: Supervisor) => Promise<void>) => {
@@ -76,7 +78,7 @@ describe('a projection whose batch form fails', () => {
     schemas.push(schema);
     const supervisor = new Supervisor(`projection-${projection.name}`, logger, { minDelayMs: 100, maxDelayMs: 400 });
     await supervisor.start(
-      new ProjectionRunner({ kafka, codec, db, namespace, logger }, projection, { schema, notify: false }, supervisor),
+      new ProjectionRunner({ kafka, codec, db, pool, namespace, logger }, projection, { schema, notify: false }, supervisor),
     );
     try {
       await test(schema, supervisor);

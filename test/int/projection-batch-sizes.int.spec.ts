@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { BulkItemFailure, BulkItemsProcessed } from '../../commands/bulk/bulk-job.ts';
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
@@ -11,9 +12,10 @@ import type { ProductPushEvent } from '../../commands/integrations/product-push.
 import { inventoryDecider, type InventoryCommand, type InventoryEvent } from '../../commands/oms/inventory.ts';
 import { orderDecider, type OrderCommand, type OrderEvent } from '../../commands/oms/order.ts';
 import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
-import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
-import { prepareProjectionSchema, projectionContextIn, type Projection } from '../../ledger/projection.ts';
+import { prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
+import { inProjectionTransaction } from '../support/projection-transaction.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
@@ -28,6 +30,7 @@ import { placeOrderCommand } from '../support/place-order-command.ts';
  * the other, then every table compared.
  */
 let db: Knex;
+let pool: pg.Pool;
 const schemas: string[] = [];
 const tenantId = randomUUID();
 const orgId = randomUUID();
@@ -256,8 +259,7 @@ async function freshSchema(projection: Projection): Promise<string> {
 }
 
 const inGroups = (projection: Projection, schema: string, events: RecordedEvent[], size: number) =>
-  db.transaction(async (trx) => {
-    const context = await projectionContextIn(trx, schema);
+  inProjectionTransaction({ db, pool }, schema, async (context) => {
     const handled = events.filter((event) => projection.canHandle.includes(event.type));
     for (let start = 0; start < handled.length; start += size) await projection.handle(handled.slice(start, start + size), context);
   });
@@ -287,10 +289,11 @@ beforeAll(async () => {
   const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
   await ensureDatabase(url);
   db = knexFactory({ client: 'pg', connection: url });
+  pool = createPool(url);
 });
 afterAll(async () => {
   for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
-  await db?.destroy();
+  await Promise.all([db?.destroy(), pool?.end()]);
 });
 
 describe.each([catalogProjection, auditProjection, validationProjection, omsProjection])(
@@ -551,8 +554,7 @@ describe('the push projection applied in batches', () => {
       const tenant = i % 2 ? noneTenant : twoTenant;
       return [pushCreated(tenant, productId), pushUpdated(tenant, productId)];
     });
-    const statements = await db.transaction(async (trx) => {
-      const context = await projectionContextIn(trx, schema);
+    const statements = await inProjectionTransaction({ db, pool }, schema, async (context) => {
       const query = vi.spyOn(context.sql, 'query');
       await pushProjection.handle([...run, pushDeleted(twoTenant, pTwo)], context);
       return query.mock.calls.length;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
@@ -22,6 +23,7 @@ describe('projections sharing a runner', () => {
   const topic = namespaced(namespace, brandAggregate.events.name);
   const logger = pino({ level: 'silent' });
   let db: Knex;
+  let pool: pg.Pool;
   let kafka: Kafka;
   let codec: EventCodec;
   const schemas: string[] = [];
@@ -46,7 +48,7 @@ describe('projections sharing a runner', () => {
   const otherEvents = { ...brandAggregate.events, name: `${brandAggregate.events.name}.other` };
 
   beforeAll(async () => {
-    ({ db, kafka, codec } = await brandEventsFixture(namespace, 'projection-group-test', logger));
+    ({ db, pool, kafka, codec } = await brandEventsFixture(namespace, 'projection-group-test', logger));
     const admin = kafka.admin();
     await admin.connect();
     await ensureTopics(admin, namespace, [otherEvents], 1, 1_000_000);
@@ -56,7 +58,7 @@ describe('projections sharing a runner', () => {
 
   afterAll(async () => {
     for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
-    await db?.destroy();
+    await Promise.all([db?.destroy(), pool?.end()]);
   });
 
   it('applies each event once to both read models, in one transaction, through one consumer group, and a poison event of one holds back both', async () => {
@@ -70,7 +72,12 @@ describe('projections sharing a runner', () => {
 
     const supervisor = new Supervisor('projection-group', logger, { minDelayMs: 100, maxDelayMs: 400 });
     await supervisor.start(
-      new ProjectionRunner({ kafka, codec, db, namespace, logger }, [first, second], { schema: firstSchema, notify: false }, supervisor),
+      new ProjectionRunner(
+        { kafka, codec, db, pool, namespace, logger },
+        [first, second],
+        { schema: firstSchema, notify: false },
+        supervisor,
+      ),
     );
     try {
       await until('the failing member stopped the runner', () => supervisor.status().restarts >= 1);
@@ -109,7 +116,7 @@ describe('projections sharing a runner', () => {
 
     const supervisor = new Supervisor('projection-split', logger, { minDelayMs: 100, maxDelayMs: 400 });
     const runner = new ProjectionRunner(
-      { kafka, codec, db, namespace, logger },
+      { kafka, codec, db, pool, namespace, logger },
       [first, second],
       { schema: firstSchema, notify: false },
       supervisor,

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
-import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import { prepareProjectionSchema, projectionContextIn, type Projection } from '../../ledger/projection.ts';
+import { prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
+import { inProjectionTransaction } from '../support/projection-transaction.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 
 let db: Knex;
+let pool: pg.Pool;
 const tenantId = randomUUID();
 const orgId = randomUUID();
 const productId = randomUUID();
@@ -42,7 +45,7 @@ const history: RecordedEvent[] = [
 async function project(projection: Projection, events: RecordedEvent[]): Promise<string> {
   const schema = `t_${projection.name}_${randomUUID().slice(0, 8)}`;
   await prepareProjectionSchema(db, projection, schema);
-  await db.transaction(async (trx) => projection.handle(events, await projectionContextIn(trx, schema)));
+  await inProjectionTransaction({ db, pool }, schema, (context) => projection.handle(events, context));
   return schema;
 }
 
@@ -50,8 +53,9 @@ beforeAll(async () => {
   const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
   await ensureDatabase(url);
   db = knexFactory({ client: 'pg', connection: url });
+  pool = createPool(url);
 });
-afterAll(() => db?.destroy());
+afterAll(() => Promise.all([db?.destroy(), pool?.end()]));
 
 describe('catalog projection', () => {
   it('builds the product and its variants from their events', async () => {

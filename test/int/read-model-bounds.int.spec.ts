@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_SORT_ORDER, productDecider, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
 import {
@@ -17,10 +18,11 @@ import {
   type OrderEvent,
   type OrderLineRequest,
 } from '../../commands/oms/order.ts';
-import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { DomainError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
-import { prepareProjectionSchema, projectionContextIn, type Projection } from '../../ledger/projection.ts';
+import { prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
+import { inProjectionTransaction } from '../support/projection-transaction.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { metadata } from '../support/command-metadata.ts';
@@ -30,6 +32,7 @@ import { metadata } from '../support/command-metadata.ts';
  * built from every migration (as a replay builds it): each reads back exactly, none is refused by a column.
  */
 let db: Knex;
+let pool: pg.Pool;
 const schemas: string[] = [];
 const tenantId = randomUUID();
 const orgId = randomUUID();
@@ -76,16 +79,17 @@ async function freshSchema(projection: Projection): Promise<string> {
 }
 
 const project = (projection: Projection, schema: string, events: RecordedEvent[]) =>
-  db.transaction(async (trx) => projection.handle(events, await projectionContextIn(trx, schema)));
+  inProjectionTransaction({ db, pool }, schema, (context) => projection.handle(events, context));
 
 beforeAll(async () => {
   const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
   await ensureDatabase(url);
   db = knexFactory({ client: 'pg', connection: url });
+  pool = createPool(url);
 });
 afterAll(async () => {
   for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
-  await db?.destroy();
+  await Promise.all([db?.destroy(), pool?.end()]);
 });
 
 describe('inventory bounds through the oms projection', () => {

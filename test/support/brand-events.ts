@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import knexFactory, { type Knex } from 'knex';
+import type pg from 'pg';
 import { inject } from 'vitest';
 import { brandAggregate } from '../../commands/catalog/brand.ts';
-import { ensureDatabase, withDatabase } from '../../ledger/database.ts';
+import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { EventCodec } from '../../ledger/event-codec.ts';
 import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
 import type { Logger } from '../../ledger/logger.ts';
@@ -60,11 +61,12 @@ export async function brandEventsFixture(
   namespace: string,
   clientId: string,
   logger: Logger,
-): Promise<{ db: Knex; kafka: Kafka; codec: EventCodec }> {
+): Promise<{ db: Knex; pool: pg.Pool; kafka: Kafka; codec: EventCodec }> {
   const stack = inject('stack');
   const url = withDatabase(stack.postgresServerUrl, 'cl_projection_tests');
   await ensureDatabase(url);
   const db = knexFactory({ client: 'pg', connection: url });
+  const pool = createPool(url);
   const kafka = createKafka(stack.kafkaBrokers, clientId, logger);
   const admin = kafka.admin();
   await admin.connect();
@@ -72,5 +74,5 @@ export async function brandEventsFixture(
   await admin.disconnect();
   const codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
   await codec.registerAll([brandAggregate.events]);
-  return { db, kafka, codec };
+  return { db, pool, kafka, codec };
 }
