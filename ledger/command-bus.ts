@@ -194,17 +194,26 @@ export class CommandBus implements Part {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const commandId = `ping-${randomUUID()}`;
-      const reply = this.awaitReply(commandId, 1_000);
+      // Heard from the moment it is asked for: a send slower than the wait must not leave its timeout unhandled.
+      const heard = this.awaitReply(commandId, 1_000).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof CommandTimeoutError) return false;
+          throw error;
+        },
+      );
       const ping: CommandReply = { commandId, outcome: 'ping' };
-      const producer = await this.connectedProducer();
-      await producer.send({ topic: this.repliesTopic, messages: [{ key: commandId, value: JSON.stringify(ping) }] });
       try {
-        await reply;
-        return;
+        const producer = await this.connectedProducer();
+        await producer.send({ topic: this.repliesTopic, messages: [{ key: commandId, value: JSON.stringify(ping) }] });
       } catch (error) {
-        if (!(error instanceof CommandTimeoutError)) throw error;
-        this.log.debug('reply consumer not positioned yet');
+        if (Date.now() >= deadline) throw error;
+        this.log.debug({ err: error }, 'ping not sent yet');
+        await heard; // its timeout: a pause before the next try
+        continue;
       }
+      if (await heard) return;
+      this.log.debug('reply consumer not positioned yet');
     }
     throw new Error('the reply consumer never received its own ping');
   }

@@ -111,6 +111,13 @@ export const ledgerSettings = defineSettings({
     .regex(/^[a-z0-9-]*$/)
     .default(''),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(MAX_PARTITIONS).default(3),
+  /**
+   * Copies of each partition of the topics the service creates, and how many must hold a write before it is
+   * acknowledged (producers write with acks=all). Unset: 3 and 2 on a cluster of three or more brokers, 1 and 1 on one.
+   * Existing topics below them stop the start with the list (ledger/topic-replication.ts).
+   */
+  TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(7).optional(),
+  TOPIC_MIN_INSYNC_REPLICAS: z.coerce.number().int().min(1).max(7).optional(),
   /** The most one Kafka record (and one topic's records in one transaction) may weigh; topics are created to take it. */
   RECORD_LIMIT_BYTES: z.coerce
     .number()

@@ -15,6 +15,7 @@ import { sleep } from './sleep.ts';
 import type { PartSignals } from './supervisor.ts';
 import { rootCause, ThrottledLog } from './throttled-log.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
+import type { Replication } from './topic-replication.ts';
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -175,6 +176,7 @@ export async function ensureTopics(
   specs: TopicSpec[],
   partitions: number,
   recordLimit: number,
+  replication: Replication = { factor: 1, minInsync: 1 },
   giveUpAt = Date.now() + TOPIC_CREATION_PATIENCE_MS,
   attempt = 1,
 ): Promise<void> {
@@ -185,8 +187,9 @@ export async function ensureTopics(
     .map(({ spec, name }) => ({
       topic: name,
       numPartitions: spec.kind === 'replies' ? 1 : partitions,
-      replicationFactor: 1,
+      replicationFactor: replication.factor,
       configEntries: [
+        { name: 'min.insync.replicas', value: String(replication.minInsync) },
         { name: 'max.message.bytes', value: String(recordLimit + RECORD_HEADROOM_BYTES) },
         ...(spec.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
         // A reply matters only while its request waits.
@@ -201,6 +204,6 @@ export async function ensureTopics(
     if (error instanceof Error && /already exists/i.test(error.message)) return;
     if (isFinalTopicError(error) || Date.now() >= giveUpAt) throw error;
     await sleep(Math.min(2_000, 200 * attempt));
-    return ensureTopics(admin, namespace, specs, partitions, recordLimit, giveUpAt, attempt + 1);
+    return ensureTopics(admin, namespace, specs, partitions, recordLimit, replication, giveUpAt, attempt + 1);
   }
 }

@@ -24,7 +24,8 @@ import {
   startWorkers,
   type RuntimeContext,
 } from './runtime-parts.ts';
-import type { TopicSpec } from './topics.ts';
+import { namespaced, type TopicSpec } from './topics.ts';
+import { replicationFor, replicationProblem, replicationShortfalls } from './topic-replication.ts';
 import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
 export type { Worker, WorkerDeps } from './worker-part.ts';
@@ -129,9 +130,26 @@ async function createTopics(config: LedgerConfig, logger: Logger, topics: TopicS
     throw new StartupError(`cannot reach Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
   }
   try {
-    await ensureTopics(admin, config.LEDGER_NAMESPACE, topics, config.TOPIC_PARTITIONS, config.RECORD_LIMIT_BYTES);
-  } catch (error) {
-    throw new StartupError(`cannot create the topics on Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
+    const { brokers: nodes } = await admin.describeCluster();
+    const replication = replicationFor(nodes.length, {
+      factor: config.TOPIC_REPLICATION_FACTOR,
+      minInsync: config.TOPIC_MIN_INSYNC_REPLICAS,
+    });
+    const problem = replicationProblem(replication, nodes.length);
+    if (problem) throw new StartupError(`${problem} (TOPIC_REPLICATION_FACTOR, TOPIC_MIN_INSYNC_REPLICAS; Kafka at ${brokers})`);
+    try {
+      await ensureTopics(admin, config.LEDGER_NAMESPACE, topics, config.TOPIC_PARTITIONS, config.RECORD_LIMIT_BYTES, replication);
+    } catch (error) {
+      throw new StartupError(`cannot create the topics on Kafka at ${brokers}: ${reasonOf(error)}`, { cause: error });
+    }
+    const names = topics.map((topic) => namespaced(config.LEDGER_NAMESPACE, topic.name));
+    const shortfalls = await replicationShortfalls(admin, names, replication);
+    if (shortfalls.length > 0) {
+      throw new StartupError(
+        `topics on Kafka at ${brokers} are kept below replication factor ${replication.factor}, min.insync.replicas ${replication.minInsync} ` +
+          `(TOPIC_REPLICATION_FACTOR, TOPIC_MIN_INSYNC_REPLICAS): ${shortfalls.join('; ')}; raise them (kafka-reassign-partitions, kafka-configs) or lower the settings`,
+      );
+    }
   } finally {
     await admin.disconnect();
   }

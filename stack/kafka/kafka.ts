@@ -1,4 +1,5 @@
-// Single-node KRaft Kafka (combined broker+controller) as a detached JVM; jars resolved by Maven once.
+// KRaft Kafka as detached JVMs, each node a combined broker+controller: one node, or a cluster of three (KAFKA_NODES=3);
+// jars resolved by Maven once.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,11 +26,58 @@ export function kafkaPorts(): { port: number; controllerPort: number } {
 /**
  * Where one broker lives and listens: the stack's own, or a test's private one. `stackDir` holds its
  * kafka/ (config, data), logs/ and run/ (pid file) as the stack's directory does; `jarsStackDir` is the
- * stack whose cached classpath it runs on, so every broker shares one Maven resolution.
+ * stack whose cached classpath it runs on, so every broker shares one Maven resolution. A node of a cluster
+ * also names its id, every node's controller port (the KRaft quorum) and the cluster id they were formatted with.
  */
-export type BrokerSite = { stackDir: string; port: number; controllerPort: number; jarsStackDir: string };
+export type BrokerSite = {
+  stackDir: string;
+  port: number;
+  controllerPort: number;
+  jarsStackDir: string;
+  cluster?: { nodeId: number; controllerPorts: number[]; clusterId: string };
+};
 
-const stackBrokerSite = (stackDir: string): BrokerSite => ({ stackDir, ...kafkaPorts(), jarsStackDir: stackDir });
+/** How many Kafka nodes the local stack runs: 1, or 3 for a cluster that holds replication 3 and min.insync 2. */
+export function kafkaNodes(): 1 | 3 {
+  const nodes = process.env.KAFKA_NODES ?? '1';
+  if (nodes !== '1' && nodes !== '3') throw new Error(`KAFKA_NODES must be 1 or 3, not "${nodes}"`);
+  return nodes === '3' ? 3 : 1;
+}
+
+/**
+ * The stack's broker sites: its one node in `<stack>/kafka`, or a cluster's nodes in `<stack>/kafka-cluster/node-<id>`
+ * on every other port from KAFKA_PORT (broker) and KAFKA_CONTROLLER_PORT (controller): 19092/19093, 19094/19095, ….
+ */
+export function stackBrokerSites(stackDir: string): BrokerSite[] {
+  const { port, controllerPort } = kafkaPorts();
+  if (kafkaNodes() === 1) return [{ stackDir, port, controllerPort, jarsStackDir: stackDir }];
+  return clusterSites({
+    dir: path.join(stackDir, 'kafka-cluster'),
+    ports: [0, 1, 2].map((i) => ({ port: port + 2 * i, controllerPort: controllerPort + 2 * i })),
+    jarsStackDir: stackDir,
+  });
+}
+
+/** The sites of a cluster whose nodes live in `<dir>/node-<id>`: one quorum, one cluster id (kept in `<dir>/cluster-id`). */
+export function clusterSites({
+  dir,
+  ports,
+  jarsStackDir,
+}: {
+  dir: string;
+  ports: { port: number; controllerPort: number }[];
+  jarsStackDir: string;
+}): BrokerSite[] {
+  fs.mkdirSync(dir, { recursive: true });
+  const id = clusterId(dir);
+  const controllerPorts = ports.map((p) => p.controllerPort);
+  return ports.map((p, i) => ({
+    stackDir: path.join(dir, `node-${i + 1}`),
+    ...p,
+    jarsStackDir,
+    cluster: { nodeId: i + 1, controllerPorts, clusterId: id },
+  }));
+}
 
 export async function describeKafka(brokers: string[]): Promise<{ clusterId: string; brokers: number } | undefined> {
   const admin = new Kafka({
@@ -55,7 +103,7 @@ export async function describeKafka(brokers: string[]): Promise<{ clusterId: str
 const resolveClasspath = (stackDir: string, log: Log): Promise<string> =>
   mavenClasspath({ name: 'kafka', what: 'broker jars', pom: POM, dir: kafkaDir(stackDir), stackDir, log });
 
-function writeConfig({ stackDir, port, controllerPort }: BrokerSite): { serverProps: string; log4jProps: string } {
+function writeConfig({ stackDir, port, controllerPort, cluster }: BrokerSite): { serverProps: string; log4jProps: string } {
   const dir = kafkaDir(stackDir);
   const slash = (p: string): string => p.replaceAll('\\', '/');
   const serverProps = path.join(dir, 'server.properties');
@@ -65,8 +113,8 @@ function writeConfig({ stackDir, port, controllerPort }: BrokerSite): { serverPr
     serverProps,
     [
       'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+      `node.id=${cluster?.nodeId ?? 1}`,
+      `controller.quorum.voters=${(cluster?.controllerPorts ?? [controllerPort]).map((p, i) => `${i + 1}@127.0.0.1:${p}`).join(',')}`,
       `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
       `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
       'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
@@ -76,10 +124,7 @@ function writeConfig({ stackDir, port, controllerPort }: BrokerSite): { serverPr
       'num.partitions=3',
       'auto.create.topics.enable=false',
       'group.initial.rebalance.delay.ms=0',
-      'offsets.topic.replication.factor=1',
-      'transaction.state.log.replication.factor=1',
-      'transaction.state.log.min.isr=1',
-      'min.insync.replicas=1',
+      ...replicationSettings(cluster ? cluster.controllerPorts.length : 1),
       '',
     ].join('\n'),
   );
@@ -100,9 +145,26 @@ function writeConfig({ stackDir, port, controllerPort }: BrokerSite): { serverPr
   return { serverProps, log4jProps };
 }
 
+/**
+ * What a cluster of `nodes` holds: the internal topics (offsets, transactions) and the default for new topics on
+ * every node (3 and 2 in a cluster of three: one node may be away without refusing a write), 1 on a single node.
+ */
+function replicationSettings(nodes: number): string[] {
+  const factor = Math.min(nodes, 3);
+  const minIsr = Math.max(1, factor - 1);
+  return [
+    `offsets.topic.replication.factor=${factor}`,
+    `transaction.state.log.replication.factor=${factor}`,
+    `transaction.state.log.min.isr=${minIsr}`,
+    `default.replication.factor=${factor}`,
+    `min.insync.replicas=${minIsr}`,
+  ];
+}
+
 /** Kafka's own Uuid format: 16 random bytes, base64url without padding, not starting with '-'. */
-function clusterId(stackDir: string): string {
-  const file = path.join(kafkaDir(stackDir), 'cluster-id');
+function clusterId(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'cluster-id');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
   let id: string;
   do id = randomBytes(16).toString('base64url');
@@ -123,7 +185,7 @@ export async function spawnBroker(site: BrokerSite, log: Log): Promise<number> {
   const jvmArgs = [`-Dlog4j.configuration=file:${log4jProps.replaceAll('\\', '/')}`, '-Djava.awt.headless=true', '-cp', cp];
   if (!fs.existsSync(path.join(kafkaDir(stackDir), 'data', 'meta.properties'))) {
     log('kafka: formatting KRaft storage');
-    const id = clusterId(stackDir);
+    const id = site.cluster?.clusterId ?? clusterId(kafkaDir(stackDir));
     await run(java, [...jvmArgs, 'kafka.tools.StorageTool', 'format', '-t', id, '-c', serverProps, '--ignore-formatted']).catch(
       (err: Error) => {
         throw new Error(`kafka: storage format failed: ${err.message}`);
@@ -150,46 +212,79 @@ export async function waitForBroker(site: BrokerSite, pid: number | undefined, t
   });
 }
 
-/** Returns the bootstrap brokers; starts a local broker unless KAFKA_BROKERS points elsewhere. */
+/** Returns the bootstrap brokers; starts the local node(s) (KAFKA_NODES) unless KAFKA_BROKERS points elsewhere. */
 export async function ensureKafka(stackDir: string, log: Log): Promise<string[]> {
   const external = process.env.KAFKA_BROKERS;
   if (external) {
     log(`kafka: external (KAFKA_BROKERS=${external})`);
     return external.split(',').map((b) => b.trim());
   }
-  const site = stackBrokerSite(stackDir);
-  const { port } = site;
-  const brokers = [`127.0.0.1:${port}`];
-  let pid = livePid(stackDir, 'kafka', MAIN_CLASS);
-
-  if ((await portOpen(port)) && (await describeKafka(brokers))) {
-    log(`kafka: already running on ${brokers[0]}${pid ? ` (pid ${pid})` : ' (not managed by this stack)'}`);
+  const sites = stackBrokerSites(stackDir);
+  const brokers = sites.map((site) => `127.0.0.1:${site.port}`);
+  const running = (await portOpen(sites[0]!.port)) ? await describeKafka(brokers) : undefined;
+  if (running && running.brokers !== sites.length) {
+    throw new Error(
+      `kafka: a cluster of ${running.brokers} node(s) runs on ${brokers[0]}, KAFKA_NODES asks for ${sites.length}: stop the stack first (npm run stack:down)`,
+    );
+  }
+  if (running) {
+    log(`kafka: already running on ${brokers.join(',')}`);
     return brokers;
   }
-  if (pid === undefined) {
-    if (await portOpen(port)) throw new Error(`kafka: port ${port} is taken by something that is not a Kafka broker`);
-    pid = await spawnBroker(site, log);
-  } else {
-    log(`kafka: pid ${pid} is starting, waiting`);
-  }
-  await waitForBroker(site, pid);
-  log(`kafka: ready on ${brokers[0]}`);
+  // The nodes of a cluster start together: each waits for a quorum of controllers before it answers.
+  await Promise.all(
+    sites.map(async (site) => {
+      let pid = brokerPid(site.stackDir);
+      if (pid === undefined) {
+        if (await portOpen(site.port)) throw new Error(`kafka: port ${site.port} is taken by something that is not a Kafka broker`);
+        pid = await spawnBroker(site, log);
+      } else {
+        log(`kafka: pid ${pid} is starting, waiting`);
+      }
+      await waitForBroker(site, pid);
+    }),
+  );
+  if (sites.length > 1)
+    await waitUntil('kafka cluster', async () => (await describeKafka(brokers))?.brokers === sites.length, { timeoutMs: READY_TIMEOUT_MS });
+  log(`kafka: ready on ${brokers.join(',')}`);
   return brokers;
 }
 
-/** SIGTERM (a controlled shutdown), SIGKILL after `timeoutMs`. */
+/** SIGTERM (a controlled shutdown), SIGKILL after `timeoutMs`; every node the stack may have started. */
 export async function stopKafka(stackDir: string, log: Log, timeoutMs = 30_000): Promise<void> {
-  const pid = await stopProcess(stackDir, 'kafka', MAIN_CLASS, { timeoutMs });
-  if (pid) log(`kafka: stopped pid ${pid}`);
+  const nodes = [stackDir, ...clusterNodeDirs(stackDir)];
+  await Promise.all(
+    nodes.map(async (dir) => {
+      const pid = await stopProcess(dir, 'kafka', MAIN_CLASS, { timeoutMs });
+      if (pid) log(`kafka: stopped pid ${pid}`);
+    }),
+  );
+}
+
+/** SIGKILL to the node under `stackDir`: its loss, as a crash would have it; resolves once it is gone. */
+export async function killKafka(stackDir: string, log: Log): Promise<void> {
+  const pid = await stopProcess(stackDir, 'kafka', MAIN_CLASS, { signal: 'SIGKILL', timeoutMs: 10_000 });
+  if (pid) log(`kafka: killed pid ${pid}`);
+}
+
+/** The node directories of the stack's cluster, if it ever ran one. */
+function clusterNodeDirs(stackDir: string): string[] {
+  const dir = path.join(stackDir, 'kafka-cluster');
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.startsWith('node-'))
+    .map((name) => path.join(dir, name));
 }
 
 export async function kafkaStatus(stackDir: string): Promise<{ up: boolean; detail: string }> {
   const external = process.env.KAFKA_BROKERS;
-  const brokers = external ? external.split(',') : [`127.0.0.1:${kafkaPorts().port}`];
+  const sites = external ? [] : stackBrokerSites(stackDir);
+  const brokers = external ? external.split(',') : sites.map((site) => `127.0.0.1:${site.port}`);
   const info = await describeKafka(brokers);
-  const pid = external ? undefined : livePid(stackDir, 'kafka', MAIN_CLASS);
-  const where = `${brokers.join(',')}${external ? ' (external)' : pid ? ` pid ${pid}` : ''}`;
+  const pids = sites.flatMap((site) => brokerPid(site.stackDir) ?? []);
+  const where = `${brokers.join(',')}${external ? ' (external)' : pids.length ? ` pid ${pids.join(',')}` : ''}`;
   return info
-    ? { up: true, detail: `${where}, cluster ${info.clusterId}` }
-    : { up: false, detail: `${where} not answering${pid ? `; see ${kafkaLogFile(stackDir)}` : ''}` };
+    ? { up: true, detail: `${where}, cluster ${info.clusterId} of ${info.brokers} node(s)` }
+    : { up: false, detail: `${where} not answering${pids.length ? `; see ${kafkaLogFile(sites[0]!.stackDir)}` : ''}` };
 }

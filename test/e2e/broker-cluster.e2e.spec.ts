@@ -1,0 +1,141 @@
+// Issue 29: on a three-broker cluster (replication 3, min.insync 2), a rolling restart of every broker and the loss of
+// one (SIGKILL) happen under a stream of product writes and orders by two tenants. A rolling restart must cost no write;
+// a lost broker at most a short window of 503s; nothing acknowledged may be lost or doubled.
+import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKafka } from '../../ledger/kafka.ts';
+import { topicReplication } from '../../ledger/topic-replication.ts';
+import { startPrivateKafkaCluster, type PrivateKafkaCluster } from '../support/private-kafka.ts';
+import { eventually, firstOf, isAcknowledged, isUnavailable, tally } from '../support/private-outage.ts';
+import { startServiceProcess, uniqueName, type Service } from '../support/service-process.ts';
+import { WriteStreams, type Write } from '../support/write-streams.ts';
+
+const WRITE_EVERY_MS = 500;
+const MAX_WRITES_PER_STREAM = 90;
+const SETTLE_MS = 3_000;
+const KILLED_FOR_MS = 10_000;
+const READY_MS = 60_000;
+
+let cluster: PrivateKafkaCluster | undefined;
+let service: Service | undefined;
+
+type Phase = { streams: WriteStreams; faultAt: number; faultEnd: number };
+const rolling = {} as Phase;
+const killed = {} as Phase;
+
+/** Runs `fault` while the streams write, from a ready service, with a few seconds of writes before and after it. */
+async function underWrites(fault: () => Promise<void>): Promise<Phase> {
+  await eventually(
+    () =>
+      fetch(`${service!.baseUrl}/health/ready`).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    (status) => status === 200,
+    READY_MS,
+  );
+  const streams = await WriteStreams.open(service!.baseUrl);
+  let over = false;
+  const writing = streams.run({ everyMs: WRITE_EVERY_MS, max: MAX_WRITES_PER_STREAM, enough: () => over });
+  try {
+    await sleep(SETTLE_MS);
+    const faultAt = Date.now();
+    await fault();
+    const faultEnd = Date.now();
+    await sleep(SETTLE_MS);
+    return { streams, faultAt, faultEnd };
+  } finally {
+    over = true;
+    await writing;
+  }
+}
+
+const failed = (phase: Phase): Write[] => phase.streams.writes.filter((w) => !isAcknowledged(w));
+const show = (phase: Phase) => (w: Write) =>
+  `${w.what}, sent ${((w.sentAt - phase.faultAt) / 1000).toFixed(1)} s after the fault began: ${w.status || w.failure} ${w.code ?? ''} in ${w.answeredAt - w.sentAt} ms`;
+
+beforeAll(async () => {
+  cluster = await startPrivateKafkaCluster('broker-cluster');
+  service = await startServiceProcess({ ...inject('stack'), kafkaBrokers: cluster.brokers }, { namespace: uniqueName('broker-cluster') });
+  console.log(`service log: .stack/logs/test-services/${service.namespace}.log; cluster: ${cluster.dir}`);
+
+  Object.assign(
+    rolling,
+    await underWrites(async () => {
+      for (const node of cluster!.nodes) {
+        const t = Date.now();
+        await node.stop();
+        await node.start();
+        console.log(`rolling restart: ${node.broker} stopped and back in the cluster in ${Date.now() - t} ms`);
+      }
+    }),
+  );
+  Object.assign(
+    killed,
+    await underWrites(async () => {
+      await cluster!.nodes[1]!.kill();
+      await sleep(KILLED_FOR_MS);
+      await cluster!.nodes[1]!.start();
+    }),
+  );
+  const window = (phase: Phase) => {
+    const bad = failed(phase);
+    return bad.length === 0
+      ? 'none'
+      : `${bad.length}, sent from ${((Math.min(...bad.map((w) => w.sentAt)) - phase.faultAt) / 1000).toFixed(1)} s to ${((Math.max(...bad.map((w) => w.sentAt)) - phase.faultAt) / 1000).toFixed(1)} s after the fault began`;
+  };
+  console.log(
+    `rolling restart (${((rolling.faultEnd - rolling.faultAt) / 1000).toFixed(1)} s): ${tally(rolling.streams.writes)}; not acknowledged: ${window(rolling)}. ` +
+      `one broker SIGKILLed for ${KILLED_FOR_MS / 1000} s: ${tally(killed.streams.writes)}; not acknowledged: ${window(killed)}`,
+  );
+}, 600_000);
+
+afterAll(async () => {
+  if (service) await Promise.race([service.stop(), sleep(10_000)]).then(() => service!.kill());
+  await cluster?.destroy();
+});
+
+describe('three-broker cluster', () => {
+  it('creates the topics with replication 3 and min.insync.replicas 2', async () => {
+    const admin = createKafka(cluster!.brokers, 'broker-cluster-test', pino({ level: 'silent' })).admin();
+    await admin.connect();
+    try {
+      const names = (await admin.listTopics()).filter((name) => name.startsWith(service!.namespace));
+      expect(names.length, 'topics of the service').toBeGreaterThan(5);
+      const replication = new Set([...(await topicReplication(admin, names)).values()].map((r) => JSON.stringify(r)));
+      expect([...replication]).toEqual([JSON.stringify({ factor: 3, minInsync: 2 })]);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  it('acknowledges every write through a rolling restart of the three brokers', () => {
+    expect(rolling.streams.writes.length, 'writes sent').toBeGreaterThan(40);
+    expect(
+      firstOf(failed(rolling).map(show(rolling))),
+      `${failed(rolling).length} writes not acknowledged: ${tally(failed(rolling))}`,
+    ).toEqual([]);
+  });
+
+  it('loses and doubles nothing through the rolling restart', async () => {
+    for (const shop of rolling.streams.shops) {
+      expect.soft(await rolling.streams.productProblems(shop)).toEqual([]);
+      expect.soft(await rolling.streams.orderProblems(shop)).toEqual([]);
+    }
+  });
+
+  it('answers 503 unavailable, never 500 or silence, while one broker is lost, and acknowledges every write after it is back', () => {
+    const bad = failed(killed);
+    expect(firstOf(bad.filter((w) => !isUnavailable(w)).map(show(killed))), 'writes answered other than 2xx or 503').toEqual([]);
+    const afterReturn = bad.filter((w) => w.sentAt >= killed.faultEnd);
+    expect(firstOf(afterReturn.map(show(killed))), 'writes not acknowledged after the broker is back').toEqual([]);
+  });
+
+  it('loses and doubles nothing through the loss of one broker', async () => {
+    for (const shop of killed.streams.shops) {
+      expect.soft(await killed.streams.productProblems(shop)).toEqual([]);
+      expect.soft(await killed.streams.orderProblems(shop)).toEqual([]);
+    }
+  });
+});
