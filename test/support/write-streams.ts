@@ -96,7 +96,7 @@ export class WriteStreams {
     const acknowledged = this.writes.filter((w) => w.shop === shop && w.kind === 'product' && isAcknowledged(w));
     const list = await this.read(shop, '/api/v1/pim/products?limit=1000');
     if (list.status !== 200) return [`GET products: ${list.status}`];
-    const listed: Array<{ id: string; title: string }> = Array.isArray(list.body) ? list.body : list.body.data;
+    const listed: Array<{ id: string; title: string }> = list.body;
     const problems = [
       ...repeated(listed.map((p) => p.id)).map((r) => `listed ${r.times}×: ${r.value}`),
       ...repeated(listed.map((p) => p.title)).map((r) => `one write, ${r.times} products: ${r.value}`),
@@ -105,9 +105,11 @@ export class WriteStreams {
     problems.push(
       ...acknowledged.filter((w) => !listedIds.has(w.body.id)).map((w) => `acknowledged, not listed: ${w.what} -> ${w.body.id}`),
     );
-    const audit = await this.read(shop, '/api/v1/pim/audit?limit=1000');
+    const audit = await this.read(shop, '/api/v1/pim/audit');
     if (audit.status !== 200) return [...problems, `GET audit: ${audit.status}`];
-    const auditRows: Array<{ action: string; entity_id: string }> = Array.isArray(audit.body) ? audit.body : audit.body.data;
+    // The audit route shows the 100 most recent events: a phase writes fewer products than that per tenant.
+    const auditRows: Array<{ action: string; entity_id: string }> = audit.body;
+    if (auditRows.length >= 100) problems.push(`${auditRows.length} audit events: more than the route shows, cannot check them all`);
     const created = auditRows.filter((e) => e.action === 'product.created').map((e) => e.entity_id);
     problems.push(...repeated(created).map((r) => `creation audited ${r.times}×: ${r.value}`));
     problems.push(...acknowledged.filter((w) => !created.includes(w.body.id)).map((w) => `acknowledged, not audited: ${w.what}`));
