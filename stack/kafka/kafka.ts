@@ -231,7 +231,8 @@ export async function ensureKafka(stackDir: string, log: Log): Promise<string[]>
     log(`kafka: already running on ${brokers.join(',')}`);
     return brokers;
   }
-  // The nodes of a cluster start together: each waits for a quorum of controllers before it answers.
+  // The nodes of a cluster start together (each waits for a quorum of controllers before it answers), on jars resolved once.
+  await resolveClasspath(sites[0]!.jarsStackDir, log);
   await Promise.all(
     sites.map(async (site) => {
       let pid = brokerPid(site.stackDir);
