@@ -2,7 +2,7 @@ import { CLOCK_TICKS_PER_SECOND, cpuBetween, type CpuReading } from './cpu.ts';
 import type { Figures } from './measure.ts';
 
 /** The processes a CPU figure is read from, in the order they are printed. */
-export const columns = ['bench', 'service', 'kafka', 'postgres', 'pg: run db', 'registry', 'others'] as const;
+export const columns = ['bench', 'baseline', 'service', 'kafka', 'postgres', 'pg: run db', 'registry', 'others'] as const;
 export type Column = (typeof columns)[number];
 
 /** A measured phase: `involved` are the processes doing the work measured; their sum is the figure. */
@@ -23,7 +23,7 @@ export function phaseLog() {
 export function withOthers(cpu: CpuReading): CpuReading {
   const machine = cpu.machine;
   if (machine === undefined) return { ...cpu, others: undefined };
-  const measured = ['bench', 'service', 'kafka', 'postgres', 'registry'].reduce((sum, name) => sum + (cpu[name] ?? 0), 0);
+  const measured = ['bench', 'baseline', 'service', 'kafka', 'postgres', 'registry'].reduce((sum, name) => sum + (cpu[name] ?? 0), 0);
   return { ...cpu, others: machine - measured };
 }
 

@@ -32,15 +32,11 @@ type ProductBody = { title?: unknown; description?: unknown; category?: unknown;
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /**
- * Listens on a free port of 127.0.0.1, in this process, over a throwaway database of its own (dropped by `close`).
- * The pool has pg's default size, 10, as the service's knex pools.
+ * Listens on a free port of 127.0.0.1 over a throwaway database of its own (dropped by `close`); run in a process of its
+ * own by bench/baseline-server.ts. The pool has pg's default size, 10, as the service's knex pools.
  */
-export async function startPostgresBaseline(
-  postgresServerUrl: string,
-  beforeConnecting: (database: string) => void,
-): Promise<PostgresBaseline> {
+export async function startPostgresBaseline(postgresServerUrl: string): Promise<PostgresBaseline> {
   const database = `bench_${randomBytes(5).toString('hex')}`;
-  beforeConnecting(database);
   const databaseUrl = withDatabase(postgresServerUrl, database);
   await ensureDatabase(databaseUrl);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });

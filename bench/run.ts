@@ -11,7 +11,7 @@ import { startServiceProcess, uniqueName, type Service } from '../test/support/s
 import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
 import { percentOfCore, printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { expectStatus, measure, opsPerSecond, printFigures } from './measure.ts';
-import { startPostgresBaseline } from './postgres-baseline.ts';
+import { startBaselineProcess } from './baseline-process.ts';
 import { stackCpuSources } from './service-work.ts';
 
 /**
@@ -26,7 +26,7 @@ const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 
 // The processes whose CPU is read from /proc.
-const running: { service?: Service } = {}; // from when the service has started
+const running: { service?: Service; baseline?: { pid: number } } = {}; // each from when it has started
 const { sources, backends } = stackCpuSources(running);
 const cpuOf = async (run: () => Promise<void>): Promise<CpuReading> => {
   const before = readCpu(sources);
@@ -87,7 +87,9 @@ await admin.deleteTopics({ topics: [topic] });
 await admin.disconnect();
 
 // Baseline: what users would pick instead, a bare fastify route inserting the product row into Postgres and reading it back.
-const baseline = await startPostgresBaseline(stack.postgresServerUrl, (database) => backends.watch(database));
+const baseline = await startBaselineProcess('products', stack.postgresServerUrl);
+backends.watch(baseline.database);
+running.baseline = baseline;
 const baselineHeaders = { 'content-type': 'application/json', 'x-tenant-id': randomUUID(), 'x-org-id': randomUUID() };
 const postToBaseline = (i: number) =>
   expectStatus(
@@ -99,7 +101,7 @@ const postgresBaseline = await phase(
   `baseline: bare fastify + Postgres insert + read back (c=${C})`,
   N,
   C,
-  ['bench', 'postgres'],
+  ['baseline', 'postgres'],
   postToBaseline,
 );
 await baseline.close();
@@ -160,7 +162,7 @@ try {
   console.log(
     `\nPOST /products (c=${C}) against the Postgres baseline: ${opsPerSecond(products).toFixed(0)} / ${opsPerSecond(postgresBaseline).toFixed(0)} ops/s` +
       ` = ${(opsPerSecond(products) / opsPerSecond(postgresBaseline)).toFixed(2)}×;` +
-      ` CPU per write ${sumOf(products)?.toFixed(2) ?? '-'} ms (service + Kafka + Postgres) against ${sumOf(postgresBaseline)?.toFixed(2) ?? '-'} ms (bench process + Postgres)`,
+      ` CPU per write ${sumOf(products)?.toFixed(2) ?? '-'} ms (service + Kafka + Postgres) against ${sumOf(postgresBaseline)?.toFixed(2) ?? '-'} ms (baseline process + Postgres)`,
   );
 } finally {
   await service.discard(); // its topics and database too: a run leaves nothing on the shared stack
@@ -169,7 +171,8 @@ try {
 
 printCpu(phases);
 console.log(
-  `  bench: this process: the HTTP client (load generator) in every row, and the baseline servers in the baseline rows.\n` +
+  `  bench: this process: the HTTP client (load generator) in every row, and the bare fastify and Kafka baselines' own work.\n` +
+    `  baseline: the Postgres baseline server, a process of its own as the service is (bench/baseline-server.ts).\n` +
     `  postgres: every process named postgres on the machine (postmaster, background processes, every backend of every database,\n` +
     `  others' included), with exited backends counted through the postmaster's cutime/cstime. pg: run db: the part of it spent by\n` +
     `  backends of this run's databases (the service's, the baseline's), sampled every 250 ms by process title.\n` +

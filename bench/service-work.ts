@@ -9,15 +9,20 @@ import { commandCpu, DatabaseBackends, findPid, machineCpu, processCpu, type Cpu
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * The processes a bench of a service on the local stack reads its CPU from: itself, the service, Kafka, Postgres (and
+ * The processes a bench of a service on the local stack reads its CPU from: itself, a baseline server (a process of its
+ * own, bench/baseline-process.ts), the service, Kafka, Postgres (and
  * the backends of the databases `backends` watches), the registry, and the machine.
  */
-export function stackCpuSources(running: { service?: Service }): { sources: CpuSource[]; backends: DatabaseBackends } {
+export function stackCpuSources(running: { service?: Service; baseline?: { pid: number } }): {
+  sources: CpuSource[];
+  backends: DatabaseBackends;
+} {
   const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
   const registryPid = findPid('quarkus-run.jar');
   const backends = new DatabaseBackends();
   const sources = [
     processCpu('bench', () => process.pid),
+    processCpu('baseline', () => running.baseline?.pid),
     processCpu('service', () => running.service?.pid()),
     processCpu('kafka', () => kafkaPid),
     commandCpu('postgres', 'postgres'),

@@ -1,8 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import Fastify from 'fastify';
 import { ensureStack } from '../stack/stack.ts';
 import { startUnifiedStandIn } from '../stack/unified/stand-in.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
@@ -11,11 +10,13 @@ import { cpuBetween, readCpu } from './cpu.ts';
 import { stackCpuSources, untilReady, workCounter, type Work } from './service-work.ts';
 import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { measure, opsPerSecond, type Figures } from './measure.ts';
+import { startBaselineProcess } from './baseline-process.ts';
 
 /**
  * Signed webhook ingest: N distinct order events, each delivered REDELIVERIES times (shuffled, C at a time), to the
- * service's receiver, beside a bare fastify route that only verifies the same HMAC over the same bodies, in the same
- * run. Issue 12's goal: at least half the bare route's deliveries per second, and exactly one order per event after.
+ * service's receiver, beside what users would run instead — a bare fastify route that verifies the same HMAC and keeps
+ * each event once in a Postgres outbox, in a process of its own (bench/webhook-baseline.ts) — over the same bodies, in the
+ * same run. Issue 30's goal: at least 0.3× that baseline's deliveries per second, and exactly one order per event after.
  */
 const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 800);
@@ -26,7 +27,7 @@ const MAP_TIMEOUT_MS = Number(process.env.BENCH_WEBHOOK_TIMEOUT_SECONDS ?? 600) 
 // Set: the service is profiled (V8 CPU profile of the whole run), written into this directory when it stops.
 const PROFILE_DIR = process.env.BENCH_WEBHOOK_PROFILE_DIR;
 
-const running: { service?: Service } = {};
+const running: { service?: Service; baseline?: { pid: number } } = {};
 const { sources, backends } = stackCpuSources(running);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const cpuPhases: Phase[] = [];
@@ -96,23 +97,6 @@ async function post(url: string, d: Delivery, into: Answers): Promise<void> {
     into.accepted.add(d.event);
     if (body?.duplicate) into.duplicates++;
   } else into.other.set(r.status, (into.other.get(r.status) ?? 0) + 1);
-}
-
-// (a) The baseline: a bare route that reads the raw body and verifies the same HMAC, nothing else.
-async function startBareReceiver(secret: string): Promise<{ url: string; close: () => Promise<void> }> {
-  const bare = Fastify();
-  bare.removeAllContentTypeParsers();
-  bare.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  bare.post('/unified/webhook', async (request, reply) => {
-    const header = request.headers['x-unified-signature'];
-    if (typeof header !== 'string' || !/^[0-9a-fA-F]{64}$/.test(header)) return reply.code(401).send({ error: 'unsigned' });
-    const raw = request.body as Buffer;
-    if (!timingSafeEqual(createHmac('sha256', secret).update(raw).digest(), Buffer.from(header, 'hex')))
-      return reply.code(401).send({ error: 'not verified' });
-    return { status: 'received', duplicate: false };
-  });
-  await bare.listen({ port: 0, host: '127.0.0.1' });
-  return { url: `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/unified/webhook`, close: () => bare.close() };
 }
 
 const namespace = uniqueName('bench-webhook');
@@ -207,16 +191,28 @@ try {
   while ((await totalOrders(tenant)) < warmAnswers.accepted.size && Date.now() < deadline) await sleep(200);
   await untilServiceReady();
 
-  // (a) the bare route, warmed, then the same deliveries at the same concurrency: before the service's run and again
-  // after it (the service idle then too), so that a machine busy with others shows as a spread between the two.
-  const bare = await startBareReceiver(secret);
-  // Warmed as long as it is measured (JIT, sockets), and started once the service's warm-up is behind it.
-  await measure('warm-up', bench.length, C, (i) => post(bare.url, bench[i]!, answers()));
-  await sleep(2000);
-  const bareRun = (when: string) =>
-    withCpu(['bench'], () =>
-      measure(`baseline: bare fastify + HMAC verify, ${when} (c=${C})`, bench.length, C, (i) => post(bare.url, bench[i]!, baselineAnswers)),
-    );
+  // (a) the baseline — a bare route verifying the same HMAC and keeping each event once in a Postgres outbox, in a process
+  // of its own — then the same deliveries at the same concurrency: before the service's run and again after it (the
+  // service idle then too), so that a machine busy with others shows as a spread between the two. Each run has a fresh
+  // outbox, warmed with as many deliveries of other events (JIT, sockets, the pool's connections).
+  const warmBaseline = deliveries(secret, unified, 'warm-baseline', N, REDELIVERIES);
+  const bareRun = async (when: string) => {
+    const bare = await startBaselineProcess('webhook-outbox', stack.postgresServerUrl, secret);
+    running.baseline = bare;
+    backends.watch(bare.database);
+    try {
+      await measure('warm-up', warmBaseline.length, C, (i) => post(bare.url, warmBaseline[i]!, answers()));
+      await sleep(2000);
+      return await withCpu(['baseline', 'postgres'], () =>
+        measure(`baseline: fastify + HMAC + Postgres outbox, ${when} (c=${C})`, bench.length, C, (i) =>
+          post(bare.url, bench[i]!, baselineAnswers),
+        ),
+      );
+    } finally {
+      await bare.close();
+      running.baseline = undefined;
+    }
+  };
   baselines.push(await bareRun('before'));
 
   const before = await work();
@@ -254,7 +250,6 @@ try {
   );
 
   baselines.push(await bareRun('after'));
-  await bare.close();
 
   // Stragglers would show by now: every delivery was answered after the inbox committed it.
   await sleep(2000);
@@ -322,10 +317,12 @@ printCpu(cpuPhases);
 const cpuOf = (p: Phase) => sumOf(p)?.toFixed(2) ?? '-';
 if (baselines.length > 0 && ingest)
   console.log(
-    `  per delivery: ${cpuOf(ingest)} ms (service + Kafka + Postgres) against ${baselines.map(cpuOf).join(' and ')} ms (bench: client and bare route); ` +
+    `  per delivery: ${cpuOf(ingest)} ms (service + Kafka + Postgres) against ${baselines.map(cpuOf).join(' and ')} ms (the baseline process + Postgres); ` +
       `per distinct event delivered → mapped: ${endToEnd ? cpuOf(endToEnd) : '-'} ms`,
   );
-console.log(`  bench: this process: the HTTP client in every row, the bare route in the baseline row, the stand-in (idle).`);
+console.log(
+  `  bench: this process: the HTTP client in every row and the stand-in (idle); baseline: the outbox route, a process of its own.`,
+);
 if (PROFILE_DIR) console.log(`  the service's CPU profile (whole run): ${join(PROFILE_DIR, 'service.cpuprofile')}`);
 console.log(
   `\nload average at the end: ${loadavg()
