@@ -129,28 +129,38 @@ export class DependencyMonitor {
 
 /** The three probes, each on a client of its own with short timeouts and no retries, so a probe answers within a second. */
 export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string; databaseUrl: string }, log: Logger): DependencyMonitor {
-  const kafka = new Kafka({
-    clientId: 'commerce-ledger-probe',
-    brokers: urls.brokers,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1_000,
-    requestTimeout: PROBE_TIMEOUT_MS,
-    retry: { retries: 0 },
+  // One probe client per broker: Kafka is up while any broker answers (a cluster serves on with one broker away); a
+  // single client would ask one seed broker, chosen at random, and call Kafka down whenever it picked the one away.
+  const probes = urls.brokers.map((broker) => {
+    const kafka = new Kafka({
+      clientId: 'commerce-ledger-probe',
+      brokers: [broker],
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 1_000,
+      requestTimeout: PROBE_TIMEOUT_MS,
+      retry: { retries: 0 },
+    });
+    let admin: Admin | undefined;
+    const probe = async () => {
+      admin ??= kafka.admin();
+      try {
+        await admin.connect();
+        const { brokers } = await admin.describeCluster();
+        if (brokers.length === 0) throw new Error('no broker in the cluster');
+      } catch (error) {
+        // A fresh client next time: kafkajs may keep a half-open connection to a broker that went away.
+        const stale = admin;
+        admin = undefined;
+        await stale.disconnect().catch(() => undefined);
+        throw error;
+      }
+    };
+    return { probe, disconnect: async () => admin?.disconnect() };
   });
-  let admin: Admin | undefined;
   const kafkaProbe = async () => {
-    admin ??= kafka.admin();
-    try {
-      await admin.connect();
-      const { brokers } = await admin.describeCluster();
-      if (brokers.length === 0) throw new Error('no broker in the cluster');
-    } catch (error) {
-      // A fresh client next time: kafkajs may keep a half-open connection to a broker that went away.
-      const stale = admin;
-      admin = undefined;
-      await stale.disconnect().catch(() => undefined);
-      throw error;
-    }
+    await Promise.any(probes.map(({ probe }) => probe())).catch((error: AggregateError) => {
+      throw error.errors[0];
+    });
   };
   const registryProbe = async () => {
     const response = await fetch(`${urls.registryUrl.replace(/\/$/, '')}/config`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
@@ -169,7 +179,7 @@ export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string
     await pool.query('select 1');
   };
   return new DependencyMonitor({ kafka: kafkaProbe, registry: registryProbe, postgres: postgresProbe }, log, undefined, [
-    async () => admin?.disconnect(),
+    ...probes.map(({ disconnect }) => disconnect),
     () => pool.end(),
   ]);
 }
