@@ -42,7 +42,9 @@ export function runtimeLedger(runtime: Runtime, config: LedgerConfig): LedgerFac
     // A retry of an accepted request writes nothing, and its original's events may not be in the read models yet
     // (that is why the client retried): wait for everything the log holds now, the original included.
     const replayed = idempotency && reply.positions.length === 0;
-    const positions = replayed ? await logEnd(aggregate.events) : reply.positions;
+    // An offset the processor could not learn (-1): wait for everything the log holds now, which includes it.
+    const unknown = reply.positions.some((position) => BigInt(position.offset) < 0n);
+    const positions = replayed || unknown ? await logEnd(aggregate.events) : reply.positions;
     // Postgres may have gone away while the command was decided: its failAll has passed, so refuse now rather than
     // wait for the timeout (the check and the wait's registration run in the same tick).
     runtime.dependencies.require('postgres');

@@ -9,7 +9,8 @@ import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Part, PartSignals } from './supervisor.ts';
-import { errorField } from './throttled-log.ts';
+import { sleep } from './sleep.ts';
+import { errorField, rootCause } from './throttled-log.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export class CommandTimeoutError extends Error {
@@ -43,7 +44,7 @@ export class CommandBus implements Part {
         ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0),
         this.maxRecordBytes,
       )) {
-        await producer.sendBatch({ acks: -1, topicMessages: chunk });
+        await sendWhileLeadersMove(() => producer.sendBatch({ acks: -1, topicMessages: chunk }));
       }
     } catch (error) {
       this.discardProducer(producer);
@@ -216,5 +217,26 @@ export class CommandBus implements Part {
       this.log.debug('reply consumer not positioned yet');
     }
     throw new Error('the reply consumer never received its own ping');
+  }
+}
+
+/**
+ * A partition whose leader is moving (a broker's controlled shutdown, an election after a broker's loss) has a leader
+ * again within seconds, while the rest of the cluster serves on: a command sent then waits for it, up to this long,
+ * rather than answering 503. A broker that cannot be reached at all still fails the send at once.
+ */
+const LEADER_MOVE_PATIENCE_MS = 8_000;
+const LEADER_MOVING = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'NOT_ENOUGH_REPLICAS']);
+
+async function sendWhileLeadersMove<T>(send: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LEADER_MOVE_PATIENCE_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const type = (rootCause(error) as { type?: string } | undefined)?.type;
+      if (!LEADER_MOVING.has(String(type)) || Date.now() >= deadline) throw error;
+      await sleep(Math.min(500, 50 * attempt));
+    }
   }
 }

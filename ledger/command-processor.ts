@@ -283,11 +283,14 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       ].filter(({ messages }) => messages.length > 0);
       const written = await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
       // Replies name the offsets of their events, which are known only once those are written.
-      const baseOffsets = new Map(written.filter((w) => w.topicName === events).map((w) => [w.partition, BigInt(w.baseOffset ?? '0')]));
+      const baseOffsets = new Map(written.filter((w) => w.topicName === events).map((w) => [w.partition, BigInt(w.baseOffset ?? '-1')]));
       const positionOf = (one: Decided<E, S>): LogPosition[] => {
         const last = lastEvent.get(one);
         if (!last) return [];
-        const offset = (baseOffsets.get(last.partition) ?? 0n) + BigInt(last.index);
+        // A batch written again after a lost answer (a leader moving) may come back without its offset (-1): the
+        // reply then says "unknown" (-1), and the edge waits for the log's end instead, never for a guess.
+        const base = baseOffsets.get(last.partition);
+        const offset = base === undefined || base < 0n ? -1n : base + BigInt(last.index);
         return [{ topic: events, partition: last.partition, offset: offset.toString() }];
       };
       const replies = decided

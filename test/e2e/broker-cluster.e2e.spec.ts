@@ -53,7 +53,8 @@ async function underWrites(fault: () => Promise<void>): Promise<Phase> {
 
 const failed = (phase: Phase): Write[] => phase.streams.writes.filter((w) => !isAcknowledged(w));
 const show = (phase: Phase) => (w: Write) =>
-  `${w.what}, sent ${((w.sentAt - phase.faultAt) / 1000).toFixed(1)} s after the fault began: ${w.status || w.failure} ${w.code ?? ''} in ${w.answeredAt - w.sentAt} ms`;
+  `${w.what}, sent ${((w.sentAt - phase.faultAt) / 1000).toFixed(1)} s after the fault began: ${w.status || w.failure} ${w.code ?? ''} ` +
+  `${w.body?.error?.message ?? ''} in ${w.answeredAt - w.sentAt} ms`;
 
 beforeAll(async () => {
   cluster = await startPrivateKafkaCluster('broker-cluster');
