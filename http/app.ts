@@ -174,7 +174,6 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
       await api.register(bulkJobRoutes, {
         maxItems: config.BULK_MAX_ITEMS,
         bodyLimit: config.BULK_BODY_LIMIT_BYTES,
-        chunksInFlight: config.BULK_CHUNKS_IN_FLIGHT,
         // A chunk's command escapes its JSON text once more, and its event carries an envelope: well under a record.
         chunkBytes: Math.floor(config.RECORD_LIMIT_BYTES * 0.4),
       });

@@ -78,30 +78,27 @@ function fieldSet(payload: unknown, withSet = true): { ids: unknown[]; set?: unk
 
 export type BulkChunk = { chunk: number; firstIndex: number; itemCount: number; items: string };
 
-/**
- * The items in order, as chunks of JSON text of at most `maxBytes` each (one item larger than that is a chunk alone),
- * made as they are taken: only the chunks a caller holds are in memory.
- */
-export function* chunksOf(items: unknown[], maxBytes: number): Generator<BulkChunk> {
+/** The items in order, as chunks of JSON text of at most `maxBytes` each (one item larger than that is a chunk alone). */
+export function chunksOf(items: unknown[], maxBytes: number): BulkChunk[] {
+  const chunks: BulkChunk[] = [];
   const BRACKETS = 2;
   let texts: string[] = [];
   let bytes = BRACKETS;
   let firstIndex = 0;
-  let chunk = 0;
-  const close = (): BulkChunk => {
-    const closed = { chunk: chunk++, firstIndex, itemCount: texts.length, items: `[${texts.join(',')}]` };
+  const close = () => {
+    chunks.push({ chunk: chunks.length, firstIndex, itemCount: texts.length, items: `[${texts.join(',')}]` });
     firstIndex += texts.length;
     texts = [];
     bytes = BRACKETS;
-    return closed;
   };
   for (const item of items) {
     const text = JSON.stringify(item);
     const length = Buffer.byteLength(text);
     // Each item after the first adds a comma.
-    if (texts.length > 0 && bytes + 1 + length > maxBytes) yield close();
+    if (texts.length > 0 && bytes + 1 + length > maxBytes) close();
     bytes += length + (texts.length > 0 ? 1 : 0);
     texts.push(text);
   }
-  if (texts.length > 0) yield close();
+  if (texts.length > 0) close();
+  return chunks;
 }

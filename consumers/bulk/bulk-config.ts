@@ -11,8 +11,6 @@ export const bulkSettings = defineSettings({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
-  /** Chunks of one submission on their way to the log at once: the others are not yet cut from the payload. */
-  BULK_CHUNKS_IN_FLIGHT: z.coerce.number().int().min(1).default(4),
   /** Items whose outcomes one RecordBulkItems reports (and so the step by which processed_items moves). */
   BULK_SLICE_ITEMS: z.coerce.number().int().min(1).default(500),
   /** Slices of one job whose commands are out at once; their outcomes are still recorded in order. */

@@ -53,7 +53,7 @@ const toJob = (row: BulkJobRow): z.infer<typeof bulkJob> => ({
   updated_at: row.updated_at.toISOString(),
 });
 
-export type BulkLimits = { maxItems: number; bodyLimit: number; chunkBytes: number; chunksInFlight: number };
+export type BulkLimits = { maxItems: number; bodyLimit: number; chunkBytes: number };
 
 export default async function bulkJobRoutes(fastify: FastifyInstance, limits: BulkLimits): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -77,26 +77,18 @@ export default async function bulkJobRoutes(fastify: FastifyInstance, limits: Bu
       // Its request paid for one write; each item is one.
       app.rateLimits.chargeWrites(request, reply, items.length - 1);
       const { id: jobId, idempotency } = newRecord(request, 'bulk-job');
-      // Chunks go out in order (one partition), a few at once, each cut from the items only when it is sent; the job
-      // exists only once the last is attached and it is submitted.
-      const sending: Promise<unknown>[] = [];
-      let chunkCount = 0;
-      for (const chunk of chunksOf(items, limits.chunkBytes)) {
-        if (sending.length >= limits.chunksInFlight) await sending.shift();
-        const sent = execute(request, bulkJobAggregate, { type: 'AttachBulkItems', data: { jobId, ...chunk } }, undefined, {
-          until: 'committed',
-        });
-        // Awaited in turn; one that fails while an earlier one is awaited must not go unhandled meanwhile.
-        sent.catch(() => undefined);
-        sending.push(sent);
-        chunkCount += 1;
-      }
-      await Promise.all(sending);
+      const chunks = chunksOf(items, limits.chunkBytes);
+      // Chunks go out together (in order, one partition); the job exists only once the last is attached and it is submitted.
+      await Promise.all(
+        chunks.map((chunk) =>
+          execute(request, bulkJobAggregate, { type: 'AttachBulkItems', data: { jobId, ...chunk } }, undefined, { until: 'committed' }),
+        ),
+      );
       const submitted = {
         jobId,
         jobType: type,
         totalItems: items.length,
-        chunkCount,
+        chunkCount: chunks.length,
         payloadBytes: Buffer.byteLength(json),
       };
       await execute(request, bulkJobAggregate, { type: 'SubmitBulkJob', data: submitted }, idempotency);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BulkJobType } from '../../commands/bulk/bulk-job.ts';
-import { bulkItemsOf, chunksOf as chunksIn, payloadValue } from '../../http/bulk-payload.ts';
+import { bulkItemsOf, chunksOf, payloadValue } from '../../http/bulk-payload.ts';
 import { PayloadTooLargeError, ValidationError } from '../../ledger/errors.ts';
 
 const [a, b, c] = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', '33333333-3333-4333-8333-333333333333'];
@@ -120,8 +120,6 @@ describe('a payload given as JSON text', () => {
     expect(() => bulkItemsOf('BULK_DELETE', payloadValue('12').value, MAX)).toThrow(ValidationError);
   });
 });
-
-const chunksOf = (items: unknown[], maxBytes: number) => [...chunksIn(items, maxBytes)];
 
 describe('chunks of items', () => {
   const items = Array.from({ length: 200 }, (_, i) => ({ title: `Product ${i}`, description: 'x'.repeat(i % 37), sku: `S-${i}` }));
