@@ -16,8 +16,10 @@ export const rateLimitSettings = defineSettings({
   /** The same two budgets for one organization of a tenant. */
   RATE_LIMIT_ORG_REQUESTS: budget(30_000),
   RATE_LIMIT_ORG_WRITES: budget(120_000),
-  /** Requests of one tenant in progress at once; one more is answered 429 at once. */
-  RATE_LIMIT_TENANT_IN_FLIGHT: budget(16),
+  /** Requests of one tenant in progress at once; the next ones wait their turn at the edge. */
+  RATE_LIMIT_TENANT_IN_FLIGHT: budget(4),
+  /** Requests of one tenant waiting for one of those slots; one more is answered 429 at once. */
+  RATE_LIMIT_TENANT_QUEUED: budget(256),
   /** Verified deliveries of one connection to POST /unified/webhook. */
   RATE_LIMIT_WEBHOOK_CONNECTION: budget(60_000),
   /** Deliveries to POST /unified/webhook from one source address that are not verified (no or a wrong signature). */

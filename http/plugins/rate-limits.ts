@@ -94,30 +94,13 @@ export const rateLimitsPlugin = fp(
       if (tightest) setHeaders(reply, tightest, policy(budgets));
     };
 
-    const inFlight = new Map<string, number>();
-    const admit = (request: FastifyRequest, reply: FastifyReply) => {
-      const id = request.principal.tenantId;
-      const now = inFlight.get(id) ?? 0;
-      if (now >= config.RATE_LIMIT_TENANT_IN_FLIGHT) {
-        throw new RateLimitedError(
-          `this tenant has ${now} requests in progress, the most it may have at once; retry when one has been answered`,
-          1,
-        );
-      }
-      inFlight.set(id, now + 1);
-      // 'close' comes once the answer is sent, or the client went away: either way the slot is free again.
-      reply.raw.once('close', () => {
-        const left = (inFlight.get(id) ?? 1) - 1;
-        if (left > 0) inFlight.set(id, left);
-        else inFlight.delete(id);
-      });
-    };
+    const admission = new TenantAdmission(config.RATE_LIMIT_TENANT_IN_FLIGHT, config.RATE_LIMIT_TENANT_QUEUED);
 
     const limits: RateLimits = {
       admitTenant: async (request, reply) => {
         const budgets = WRITE_METHODS.has(request.method) ? [...requests, ...writes] : requests;
         await limit(request, reply, budgets, true);
-        admit(request, reply);
+        await admission.admit(request.principal.tenantId, reply);
         await limit(request, reply, budgets);
       },
       chargeWrites: (request, reply, count) => {
@@ -148,6 +131,60 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The verified connection of a webhook delivery, which its budget is keyed by. */
     webhookConnection: string | undefined;
+  }
+}
+
+/**
+ * Each tenant's requests in progress: up to `inFlight` at once, the next `queued` waiting their turn in order, any
+ * beyond refused (429). A flood thus waits at the edge, not in the ledger's queues where another tenant's writes would
+ * wait behind it, and draws no stream of refusals while it fits the queue.
+ */
+class TenantAdmission {
+  private readonly tenants = new Map<string, { running: number; waiting: (() => void)[] }>();
+
+  constructor(
+    private readonly inFlight: number,
+    private readonly queued: number,
+  ) {}
+
+  /** Resolves once the request may run; its slot is freed when its answer is sent or its client goes away. */
+  admit(tenantId: string, reply: FastifyReply): Promise<void> {
+    const tenant = this.tenants.get(tenantId) ?? { running: 0, waiting: [] };
+    this.tenants.set(tenantId, tenant);
+    if (tenant.running < this.inFlight) {
+      tenant.running += 1;
+      reply.raw.once('close', () => this.release(tenantId));
+      return Promise.resolve();
+    }
+    if (tenant.waiting.length >= this.queued) {
+      throw new RateLimitedError(
+        `this tenant has ${tenant.running} requests in progress and ${tenant.waiting.length} waiting, the most it may have; retry when one has been answered`,
+        1,
+      );
+    }
+    return new Promise<void>((resolve) => {
+      let granted = false;
+      const turn = () => {
+        granted = true;
+        resolve();
+      };
+      tenant.waiting.push(turn);
+      // 'close' comes once the answer is sent or the client went away: a request that waits no more leaves the line.
+      reply.raw.once('close', () => {
+        if (granted) this.release(tenantId);
+        else tenant.waiting.splice(tenant.waiting.indexOf(turn), 1);
+      });
+    });
+  }
+
+  /** A slot is free: the tenant's next waiting request takes it. */
+  private release(tenantId: string): void {
+    const tenant = this.tenants.get(tenantId);
+    if (!tenant) return;
+    const next = tenant.waiting.shift();
+    if (next) return next();
+    tenant.running -= 1;
+    if (tenant.running === 0) this.tenants.delete(tenantId);
   }
 }
 

@@ -17,6 +17,7 @@ beforeAll(async () => {
     RATE_LIMIT_TENANT_WRITES: '6',
     RATE_LIMIT_ORG_WRITES: '6',
     RATE_LIMIT_TENANT_IN_FLIGHT: '2',
+    RATE_LIMIT_TENANT_QUEUED: '1',
     BULK_MAX_ITEMS: '50',
   }));
 });
@@ -99,22 +100,26 @@ describe('rate limits per tenant and organization', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(2 * WINDOW_SECONDS);
   });
 
-  it('refuses a tenant’s request beyond its requests in progress, not another tenant’s', async () => {
+  it('lets a tenant’s requests beyond those in progress wait their turn, refuses any beyond the line, and not another tenant’s', async () => {
     const caller = await newCaller();
     let release = () => {};
     ledger.held = new Promise<void>((resolve) => (release = resolve));
-    const held = [write(caller), write(caller)];
-    await new Promise((resolve) => setImmediate(resolve));
-    const refused = await write(caller);
+    const running = [write(caller), write(caller)];
+    while (ledger.sent.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    // Of the next two, one waits for a slot (it cannot be answered before the held ones are) and one is refused.
+    const next = [write(caller), write(caller)];
+    const refused = await Promise.race(next);
     expect(refused.statusCode).toBe(429);
-    expect(refused.json().error.message).toMatch(/requests in progress/);
+    expect(refused.json().error.message).toMatch(/requests in progress and 1 waiting/);
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['ratelimit-policy']).toBeDefined();
     const other = await newCaller();
     const others = [write(other), write(other)];
     release();
-    expect((await Promise.all([...held, ...others])).map((r) => r.statusCode)).toEqual([204, 204, 204, 204]);
-    expect((await list(caller)).statusCode).toBe(200);
+    const answered = await Promise.all([...running, ...next, ...others]);
+    expect(answered.map((r) => r.statusCode).sort()).toEqual([204, 204, 204, 204, 204, 429]);
+    // Its slots are free again (its organization's budget of 3 is spent: another of its organizations asks).
+    expect((await list(await newCaller({ tenantId: caller.tenantId }))).statusCode).toBe(200);
   });
 
   it('never limits health, readiness or metrics, and gives them no RateLimit headers', async () => {
