@@ -6,6 +6,7 @@ import { feedSettings } from './consumers/feed/feed-config.ts';
 import { providerSettings } from './adapters/provider/provider-config.ts';
 import { noticeSettings } from './adapters/notices/notice-config.ts';
 import { httpSettings } from './http/http-config.ts';
+import { rateLimitSettings } from './http/rate-limit-config.ts';
 import { defineSettings, ledgerSettings, parseSettings } from './ledger/config.ts';
 import { StartupError } from './ledger/startup-error.ts';
 import { storageProblem, storageSettings } from './adapters/storage/storage-config.ts';
@@ -28,6 +29,7 @@ const serviceSettings = defineSettings({
 const groups = [
   ledgerSettings,
   httpSettings,
+  rateLimitSettings,
   serviceSettings,
   bulkSettings,
   providerSettings,
@@ -41,6 +43,7 @@ const groups = [
 const shape = {
   ...ledgerSettings.shape,
   ...httpSettings.shape,
+  ...rateLimitSettings.shape,
   ...serviceSettings.shape,
   ...bulkSettings.shape,
   ...providerSettings.shape,

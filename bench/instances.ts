@@ -92,7 +92,8 @@ async function run(count: number): Promise<void> {
 
   try {
     // The first creates the topics and the schemas; the others join it (as in the scale-out e2e).
-    const env = { LOG_LEVEL: 'error' };
+    // One tenant's writes measure the instances' capacity here, not a tenant's share of it (RATE_LIMIT_TENANT_IN_FLIGHT).
+    const env = { LOG_LEVEL: 'error', RATE_LIMIT_TENANT_IN_FLIGHT: '1000' };
     instances.push(await startServiceProcess(stack, { namespace, database, env }));
     const others = await Promise.allSettled(
       Array.from({ length: count - 1 }, () => startServiceProcess(stack, { namespace, database, env })),

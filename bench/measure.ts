@@ -1,7 +1,7 @@
 /** Throughput and latency of `count` operations run `concurrency` at a time. */
 export type Figures = { name: string; count: number; seconds: number; p50: number; p99: number };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 export async function measure(name: string, count: number, concurrency: number, once: (i: number) => Promise<void>): Promise<Figures> {
   const latencies: number[] = [];

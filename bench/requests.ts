@@ -69,7 +69,8 @@ function kindOf(call: string, bytes: number[]): string {
 
 const namespace = uniqueName('bench-requests');
 const database = `cl_${namespace.replace(/-/g, '_')}`;
-const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error' } });
+// One tenant's writes measure the pipeline's capacity here, not a tenant's share of it (RATE_LIMIT_TENANT_IN_FLIGHT).
+const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error', RATE_LIMIT_TENANT_IN_FLIGHT: '1000' } });
 const db = new pg.Client({ connectionString: `${stack.postgresServerUrl}${database}` });
 try {
   await db.connect();

@@ -113,7 +113,8 @@ const stackIdle = await cpuOf(() => sleep(IDLE_SECONDS * 1000));
 const namespace = uniqueName('bench');
 const database = `cl_${namespace.replace(/-/g, '_')}`;
 backends.watch(database);
-const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error' } });
+// One tenant's writes measure the pipeline's capacity here, not a tenant's share of it (RATE_LIMIT_TENANT_IN_FLIGHT).
+const service = await startServiceProcess(stack, { namespace, database, env: { LOG_LEVEL: 'error', RATE_LIMIT_TENANT_IN_FLIGHT: '1000' } });
 running.service = service;
 let serviceIdle: CpuReading | undefined;
 let ready = false;

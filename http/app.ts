@@ -15,6 +15,7 @@ import { authPlugin } from './plugins/auth.ts';
 import { metricsPlugin } from './plugins/metrics.ts';
 import { objectStorePlugin } from './plugins/object-store.ts';
 import { openapiPlugin } from './plugins/openapi.ts';
+import { rateLimitsPlugin } from './plugins/rate-limits.ts';
 import auditRoutes from './routes/audit.ts';
 import attributeRoutes from './routes/attributes.ts';
 import brandRoutes from './routes/brands.ts';
@@ -56,11 +57,13 @@ const refuseUndeclaredQuery = (route: RouteOptions) => {
 };
 
 /**
- * What every route under /api shares: authentication first, no query parameter it does not declare, and a read
+ * What every route under /api shares: authentication first, then the tenant's admission and rate limits (keyed by
+ * the verified tenant, so no one spends another's budget), no query parameter it does not declare, and a read
  * refused at once while the read models' database is known to be down (writes check their own dependencies).
  */
 const apiScope = (api: FastifyInstance) => {
   api.addHook('onRequest', api.authenticate);
+  api.addHook('onRequest', api.rateLimits.admitTenant);
   api.addHook('onRequest', async (request) => {
     if (request.method === 'GET') api.ledger.require('postgres');
   });
@@ -129,6 +132,7 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
 
   await app.register(metricsPlugin, { metrics });
   await app.register(openapiPlugin);
+  await app.register(rateLimitsPlugin, config);
   app.decorate('ledger', ledger);
   await app.register(authPlugin, {
     jwksUrl: config.AUTH_JWKS_URL,

@@ -13,6 +13,16 @@ const { KafkaJSError } = kafkajs;
 export class UnauthorizedError extends Error {}
 export class ForbiddenError extends Error {}
 
+/** Over a rate limit or the tenant's requests in progress (http/plugins/rate-limits.ts): 429, retry after so many seconds. */
+export class RateLimitedError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The one error body of the API: `{ "error": { "code", "message", "details" } }`. */
 export type ErrorBody = { error: { code: string; message: string; details: ErrorDetail[] } };
 export type HttpErrorResponse = { statusCode: number; body: ErrorBody; headers?: Record<string, string> };
@@ -192,6 +202,9 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
   if (error instanceof DomainError) return respond(statusOf(error), error.code, error.message, error.details);
   if (error instanceof UnauthorizedError) return respond(401, 'unauthorized', error.message);
   if (error instanceof ForbiddenError) return respond(403, 'forbidden', error.message);
+  if (error instanceof RateLimitedError) {
+    return { ...respond(429, 'rate_limited', error.message), headers: { 'retry-after': String(error.retryAfterSeconds) } };
+  }
   if (error instanceof CommandTimeoutError || error instanceof ProjectionLagError) {
     return unavailable('the ledger did not answer in time; the request may still take effect, retry the read');
   }

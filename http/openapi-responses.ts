@@ -9,7 +9,9 @@ import { STATUS_CODES } from 'node:http';
  * - the statuses fastify and the edge answer before (or around) any handler, with the one error body: 400 (malformed
  *   URL, missing Host, schema validation) and 503 (a dependency down) everywhere; 401 and 403 where a token is
  *   required; 413 (body too large) and 415 (body not JSON) on every method fastify reads a body for (all but GET and
- *   HEAD: a body sent with a DELETE is read too); 414 where a path parameter could be longer than 100 characters.
+ *   HEAD: a body sent with a DELETE is read too); 414 where a path parameter could be longer than 100 characters;
+ *   429 where a token is required (the tenant's and organization's rate limits and admission);
+ * - every 429, those and the ones a route declares itself, with `Retry-After` and the rate-limit headers.
  */
 
 type Json = Record<string, unknown>;
@@ -46,10 +48,30 @@ function withLocation(responses: Record<string, Response>): void {
   }
 }
 
+const seconds = (description: string): Json => ({ description, required: true, schema: { type: 'integer', minimum: 0 } });
+
+/** What every 429 carries (http/plugins/rate-limits.ts): the budget that refused, and when to try again. */
+const RATE_LIMITED_HEADERS: Record<string, Json> = {
+  'Retry-After': { ...seconds('Seconds to wait before trying again'), schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Limit': seconds('The size of the budget that refused the request, per window'),
+  'RateLimit-Remaining': seconds('What is left of that budget: 0'),
+  'RateLimit-Reset': seconds('Seconds until that budget has room again'),
+  'RateLimit-Policy': {
+    description: 'Every budget the request was checked against, as `<limit>;w=<window seconds>`, comma-separated',
+    required: true,
+    schema: { type: 'string', pattern: '^\\d+;w=\\d+(, \\d+;w=\\d+)*$' },
+  },
+};
+
+function withRateLimitHeaders(responses: Record<string, Response>): void {
+  const response = responses['429'];
+  if (response) response.headers = { ...RATE_LIMITED_HEADERS, ...response.headers };
+}
+
 /** The statuses the service can answer `method` on `operation` with, before or around its handler. */
 function frameworkStatuses(method: string, operation: DocumentOperation): number[] {
   const statuses = [400, 503];
-  if (operation.security === undefined || operation.security.length > 0) statuses.push(401, 403);
+  if (operation.security === undefined || operation.security.length > 0) statuses.push(401, 403, 429);
   if (!BODYLESS_METHODS.has(method)) statuses.push(413, 415);
   if ((operation.parameters ?? []).some((parameter) => parameter.in === 'path')) statuses.push(414);
   return statuses;
@@ -69,6 +91,7 @@ export function declareResponses(method: string, operation: DocumentOperation, e
       content: { 'application/json': { schema: { $ref: errorSchemaRef } } },
     };
   }
+  withRateLimitHeaders(responses);
   const byStatus = Object.entries(responses).sort(([a], [b]) => (Number(a) || Infinity) - (Number(b) || Infinity));
   operation.responses = Object.fromEntries(byStatus);
 }

@@ -11,6 +11,11 @@ export type ItemWork<T> = {
   keyOf: (item: T) => string;
   /** Works on one item: true once its outcome is recorded, false to take it again later (after a pause). */
   work: (item: T) => Promise<boolean>;
+  /**
+   * Whose the item is (a tenant): items are then taken round-robin across owners, the one with fewest in hand first,
+   * and no owner holds every slot, so another's item starts in the next round however many the first has waiting.
+   */
+  ownerOf?: (item: T) => string;
 };
 
 /**
@@ -20,6 +25,8 @@ export type ItemWork<T> = {
  */
 export class ItemQueue<T> implements Pick<WorkerHooks, 'round' | 'drain' | 'onError'> {
   private readonly working = new Map<string, Promise<void>>();
+  /** The owner of each item in hand. */
+  private readonly owners = new Map<string, string>();
   private readonly recorded = new Set<string>();
 
   constructor(
@@ -51,14 +58,40 @@ export class ItemQueue<T> implements Pick<WorkerHooks, 'round' | 'drain' | 'onEr
     const listed = new Set(items.map(keyOf));
     for (const key of this.recorded) if (!listed.has(key)) this.recorded.delete(key);
     const fresh = items.filter((item) => !this.working.has(keyOf(item)) && !this.recorded.has(keyOf(item)));
-    for (const item of fresh.slice(0, free)) {
+    for (const item of this.fairly(fresh, free)) {
       const key = keyOf(item);
+      const owner = this.items.ownerOf?.(item);
+      if (owner !== undefined) this.owners.set(key, owner);
       const done = this.attempt(item, key).finally(() => {
         this.working.delete(key);
+        this.owners.delete(key);
         this.context.wake();
       });
       this.working.set(key, done);
     }
+  }
+
+  /** Up to `free` of `fresh`, in order, or with owners: the owner with fewest in hand first, none holding every slot. */
+  private fairly(fresh: T[], free: number): T[] {
+    const { ownerOf } = this.items;
+    if (!ownerOf) return fresh.slice(0, free);
+    const held = new Map<string, number>();
+    for (const owner of this.owners.values()) held.set(owner, (held.get(owner) ?? 0) + 1);
+    const most = this.atOnce > 1 ? this.atOnce - 1 : 1;
+    const waiting = [...fresh];
+    const taken: T[] = [];
+    while (taken.length < free) {
+      let best = -1;
+      for (let i = 0; i < waiting.length; i++) {
+        const count = held.get(ownerOf(waiting[i] as T)) ?? 0;
+        if (count < most && (best < 0 || count < (held.get(ownerOf(waiting[best] as T)) ?? 0))) best = i;
+      }
+      if (best < 0) break;
+      const [item] = waiting.splice(best, 1) as [T];
+      held.set(ownerOf(item), (held.get(ownerOf(item)) ?? 0) + 1);
+      taken.push(item);
+    }
+    return taken;
   }
 
   private async attempt(item: T, key: string): Promise<void> {

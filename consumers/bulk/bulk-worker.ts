@@ -4,9 +4,9 @@ import type { Aggregate } from '../../ledger/aggregate.ts';
 import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import { ownerOfRow, sendCommand } from '../../ledger/send-command.ts';
-import { sleep } from '../../ledger/sleep.ts';
+import { ItemQueue } from '../../ledger/item-queue.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
-import { defineWorker, logFailure, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
+import { defineWorker, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
 import { chunkHolding, unfinishedJobs, type WorkerJobRow } from '../../projections/bulk/bulk-queries.ts';
 import { itemCommandId, planItem, refusedItem, type ItemPlan } from '../../commands/bulk/bulk-items.ts';
@@ -32,35 +32,36 @@ type SliceOutcome = { firstIndex: number; count: number; succeeded: number; fail
  * has recorded), so after a crash it resumes at the first slice not recorded; a slice sent again is answered by the
  * product aggregates as the first time (each item's command is idempotent under a key of job and item).
  */
-class BulkWorker implements WorkerHooks {
+class BulkWorker {
   /** The next item of each job this process has recorded, ahead of a read model that may lag. */
   private readonly recorded = new Map<string, number>();
   private readonly deps: WorkerDeps;
-  readonly onError;
 
   constructor(
     private readonly context: WorkerContext,
     private readonly options: BulkWorkerOptions,
   ) {
     this.deps = context.deps;
-    this.onError = logFailure(context, 'bulk-loop', 'bulk worker could not read its jobs; trying again');
   }
 
-  /** The unfinished jobs side by side; more at once while there were some, else after news or the idle poll. */
-  readonly round = async (): Promise<number | void> => {
-    const jobs: Job[] = await unfinishedJobs(this.deps.db, this.options.jobsAtOnce);
-    await Promise.all(jobs.map((job) => this.work(job)));
-    return jobs.length === 0 ? undefined : 0;
-  };
+  /** The unfinished jobs side by side, taken round-robin across tenants, each worked on until it ends. */
+  hooks(): WorkerHooks {
+    return new ItemQueue(this.context, 'bulk-worker', this.options.jobsAtOnce, {
+      queue: (limit) => unfinishedJobs(this.deps.db, limit),
+      keyOf: (job: Job) => job.id,
+      ownerOf: (job) => job.tenant_id,
+      work: (job) => this.work(job),
+    }).hooks({});
+  }
 
-  /** One job until it ends, the worker stops, or something fails (then the loop comes back to it). */
-  private async work(job: Job): Promise<void> {
+  /** One job until it ends (true), the worker stops, or something fails (false: the queue comes back to it). */
+  private async work(job: Job): Promise<boolean> {
     try {
       if (job.status === 'PENDING') await this.send(job, bulkJobAggregate, { type: 'StartBulkJob', data: { jobId: job.id } });
       const total = job.item_count;
       const readModelAt = (job.processed_items ?? 0) + (job.failed_items ?? 0);
       const from = Math.max(readModelAt, this.recorded.get(job.id) ?? 0);
-      await this.process(job, from, total);
+      return await this.process(job, from, total);
     } catch (error) {
       this.context.throttled.write(
         'warn',
@@ -68,12 +69,12 @@ class BulkWorker implements WorkerHooks {
         { err: errorField(error), jobId: job.id },
         'bulk job interrupted; it resumes where it stopped',
       );
-      await sleep(1_000);
+      return false;
     }
   }
 
   /** Slices from `from` on: up to `slicesInFlight` out at once, each recorded once those before it are. */
-  private async process(job: Job, from: number, total: number): Promise<void> {
+  private async process(job: Job, from: number, total: number): Promise<boolean> {
     const pending: Promise<SliceOutcome>[] = [];
     const reader = new ChunkReader(this.deps, job.id);
     let next = from;
@@ -91,7 +92,9 @@ class BulkWorker implements WorkerHooks {
       this.recorded.set(job.id, outcome.firstIndex + outcome.count);
     }
     await Promise.allSettled(pending);
-    if (next >= total && pending.length === 0) this.recorded.delete(job.id);
+    const ended = next >= total && pending.length === 0;
+    if (ended) this.recorded.delete(job.id);
+    return ended;
   }
 
   private async applySlice(job: Job, { firstIndex, items }: Slice): Promise<SliceOutcome> {
@@ -149,5 +152,5 @@ export const bulkWorker = (options: BulkWorkerOptions): Worker =>
     name: 'bulk',
     component: 'bulk-worker',
     source: { kind: 'queue', wokenBy: [bulkProjection.name], idlePollMs: IDLE_POLL_MS },
-    hooks: (context) => new BulkWorker(context, options),
+    hooks: (context) => new BulkWorker(context, options).hooks(),
   });

@@ -67,13 +67,15 @@ export default async function bulkJobRoutes(fastify: FastifyInstance, limits: Bu
       summary: `Submit a bulk import, update or delete of at most ${limits.maxItems} items (PENDING); processed in the background`,
       headers: createHeaders,
       body: documentedBody,
-      response: { 200: createdJob, ...errorResponses, 413: errorBody },
+      response: { 200: createdJob, ...errorResponses, 413: errorBody, 429: errorBody },
     },
     validatorCompiler: bulkJobValidator,
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { job_type: type, payload } = request.body;
       const { value, json } = payloadValue(payload);
       const items = bulkItemsOf(type, value, limits.maxItems);
+      // Its request paid for one write; each item is one.
+      app.rateLimits.chargeWrites(request, reply, items.length - 1);
       const { id: jobId, idempotency } = newRecord(request, 'bulk-job');
       const chunks = chunksOf(items, limits.chunkBytes);
       // Chunks go out together (in order, one partition); the job exists only once the last is attached and it is submitted.

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { inboxAggregate, inboxIdOf } from '../../commands/integrations/inbox.ts';
@@ -153,12 +153,13 @@ export async function webhookReceiverRoutes(
   }
 
   /** Each object of a verified native delivery is one inbox event, deduplicated per connection and external object. */
-  async function receiveNative(request: FastifyRequest, delivery: NativeDelivery) {
+  async function receiveNative(request: FastifyRequest, reply: FastifyReply, delivery: NativeDelivery) {
     app.ledger.require('postgres');
     const connection = await findConnectionByUnifiedId(db, delivery.webhook.connection_id);
     // Only Unified holds the workspace secret; still, an unknown connection is answered as a wrong signature.
     if (!connection) throw nativeNotVerified();
     refuseInactive(connection, 'body.webhook.connection_id');
+    await app.rateLimits.webhookConnection(request, reply, connection.id);
     const owner = { tenantId: connection.tenant_id, orgId: connection.org_id };
     request.principal = { ...owner, actor: { userId: connection.id, email: null, ip: request.ip } };
     const event = nativeEventKind(delivery.webhook.object_type, delivery.webhook.event);
@@ -186,7 +187,8 @@ export async function webhookReceiverRoutes(
         'no header, `sig256` the HMAC-SHA256 of `data` (as JSON) + `nonce` keyed with the workspace secret; each object of ' +
         '`data` is one inbox event (`<object type>.<event>`, e.g. accounting.order.created). 200 once the events are in the inbox ' +
         '(a redelivery: 200 with `duplicate: true`, stored once). 401 for a missing, malformed or wrong signature and for an ' +
-        'unknown connection alike; 409 when the connection is not ACTIVE; 400 for a bad body; 413; 415.',
+        'unknown connection alike; 409 when the connection is not ACTIVE; 400 for a bad body; 413; 415; 429 when the ' +
+        'connection is over its rate limit, or the source address over its budget of deliveries that did not verify.',
       security: [],
       headers: signatureHeaders,
       body: z.union([envelope, nativeDelivery]),
@@ -201,18 +203,23 @@ export async function webhookReceiverRoutes(
         409: errorBody,
         413: errorBody,
         415: errorBody,
+        429: errorBody,
         503: errorBody,
       },
     },
+    // An address that keeps sending what does not verify is refused before its bodies are read; a verified delivery
+    // is charged to its connection instead (a forged connection id spends the sender's budget, not the connection's).
+    onRequest: app.rateLimits.webhookAddress,
+    onResponse: app.rateLimits.chargeUnverified,
     // The schemas above document the request; the handler checks it from the raw bytes, in its own order.
     validatorCompiler: () => (value) => ({ value }),
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const header = request.headers[SIGNATURE_HEADER];
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       // Unified's own delivery is signed in its body, not in the header: told apart by its shape.
       if (header === undefined) {
         const json = jsonOf(raw);
-        if (looksNative(json)) return receiveNative(request, verifiedNative(json, workspaceSecret));
+        if (looksNative(json)) return receiveNative(request, reply, verifiedNative(json, workspaceSecret));
       }
       if (typeof header !== 'string' || !HEX_SHA256.test(header)) {
         throw new UnauthorizedError('the X-Unified-Signature header is missing or is not 64 hex characters');
@@ -232,6 +239,7 @@ export async function webhookReceiverRoutes(
 
       // The caller holds the owner's secret: it may learn the connection's status.
       refuseInactive(connection, 'body.connection_id');
+      await app.rateLimits.webhookConnection(request, reply, connection.id);
 
       request.principal = { ...owner, actor: { userId: connection.id, email: null, ip: request.ip } };
       const deliveryId = createHash('sha256').update(raw).digest('hex');

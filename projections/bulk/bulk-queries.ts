@@ -63,11 +63,19 @@ export const itemErrors = (db: Knex, jobId: string, limit: number): Promise<Item
     .limit(limit)
     .select('item_index', 'code', 'message', 'product_id');
 
-/** What the bulk worker has to do: unfinished jobs of every tenant, oldest first. */
+/**
+ * What the bulk worker has to do: unfinished jobs, each tenant's oldest first, then each tenant's second, and so on,
+ * so that one tenant's backlog never hides another's job beyond `limit`.
+ */
 export const unfinishedJobs = (db: Knex, limit = 10): Promise<WorkerJobRow[]> =>
-  db(`${schema}.jobs`)
-    .whereIn('status', ['PENDING', 'PROCESSING'])
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+  db
+    .from(
+      db(`${schema}.jobs`)
+        .whereIn('status', ['PENDING', 'PROCESSING'])
+        .select([...columns, 'item_count', 'actor', db.raw('row_number() over (partition by tenant_id order by created_at, id) as turn')])
+        .as('unfinished'),
+    )
+    .orderBy([{ column: 'turn' }, { column: 'created_at' }, { column: 'id' }])
     .limit(limit)
     .select([...columns, 'item_count', 'actor']);
 

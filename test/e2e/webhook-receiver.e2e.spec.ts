@@ -352,7 +352,7 @@ describe('the OpenAPI document', () => {
       ['connection_id', 'data', 'event'],
       ['data', 'nonce', 'sig256', 'webhook'],
     ]);
-    expect(Object.keys(receiver.responses).sort()).toEqual(['200', '400', '401', '409', '413', '415', '503']);
+    expect(Object.keys(receiver.responses).sort()).toEqual(['200', '400', '401', '409', '413', '415', '429', '503']);
     expect(Object.keys(document.paths['/api/v1/integrations/webhook-secret'])).toEqual(['get']);
     expect(Object.keys(document.paths['/api/v1/integrations/webhook-secret/rotate'])).toEqual(['post']);
   });

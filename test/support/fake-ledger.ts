@@ -37,6 +37,8 @@ export class FakeLedger implements LedgerFacade {
   readonly db: Knex;
   /** Accepts every command and projects nothing unless a test says otherwise. */
   decide: (command: SentCommand) => Decision = () => ({});
+  /** While set, every command waits for it before it is decided: requests a test holds in progress. */
+  held?: Promise<void>;
   private appended = 0;
 
   constructor(readonly tables: FixtureTables = {}) {
@@ -47,6 +49,7 @@ export class FakeLedger implements LedgerFacade {
   reset(decide: FakeLedger['decide'], ...emptyTables: string[]): void {
     this.sent.length = 0;
     this.down.clear();
+    this.held = undefined;
     this.decide = decide;
     for (const table of emptyTables) this.tables[table] = [];
   }
@@ -59,6 +62,7 @@ export class FakeLedger implements LedgerFacade {
   execute: Execute = async (request, aggregate, { type, data }, idempotency, options) => {
     this.require(...(options?.until === 'committed' ? (['kafka'] as const) : (['kafka', 'postgres'] as const)));
     const command = this.record(request.principal, aggregate.name, type, data, true, idempotency);
+    await this.held;
     const decision = this.decide(command);
     if (decision instanceof Error) throw decision;
     for (const [table, rows] of Object.entries(decision.rows ?? {})) for (const row of rows) this.project(table, row);

@@ -24,9 +24,9 @@ export async function routeApp(
 
 export type Caller = { tenantId: string; orgId: string; userId: string; headers: Record<string, string> };
 
-/** A user of a fresh tenant and org with a development token for them, as the API's standard headers. */
-export async function newCaller(): Promise<Caller> {
-  const [tenantId, orgId, userId] = [randomUUID(), randomUUID(), randomUUID()];
+/** A user of a fresh tenant and org (unless `given` names them) with a development token for them, as the API's standard headers. */
+export async function newCaller(given: Partial<Pick<Caller, 'tenantId' | 'orgId'>> = {}): Promise<Caller> {
+  const [tenantId, orgId, userId] = [given.tenantId ?? randomUUID(), given.orgId ?? randomUUID(), randomUUID()];
   const token = await devToken({ secret: ROUTE_TEST_SECRET, tenantId, orgId, userId });
   return { tenantId, orgId, userId, headers: { authorization: `Bearer ${token}`, 'x-tenant-id': tenantId, 'x-org-id': orgId } };
 }

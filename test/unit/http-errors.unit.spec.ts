@@ -7,6 +7,7 @@ import {
   clientErrorResponse,
   ForbiddenError,
   getHttpResponseFromError,
+  RateLimitedError,
   RETRY_AFTER_SECONDS,
   UnauthorizedError,
   validationMessage,
@@ -20,6 +21,7 @@ describe('getHttpResponseFromError', () => {
     [new ForbiddenError('not yours'), 403, 'forbidden'],
     [new NotFoundError('gone'), 404, 'not_found'],
     [new ConflictError('taken'), 409, 'conflict'],
+    [new RateLimitedError('over the limit', 7), 429, 'rate_limited'],
     [Object.assign(new Error('Body is not valid JSON'), { statusCode: 400 }), 400, 'bad_request'],
     [Object.assign(new Error('Request body is too large'), { statusCode: 413 }), 413, 'payload_too_large'],
     [Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), 415, 'unsupported_media_type'],
@@ -52,10 +54,11 @@ describe('getHttpResponseFromError', () => {
     expect(Array.isArray(body.error.details)).toBe(true);
   });
 
-  it('tells a client when to retry a 503, and only a 503', () => {
+  it('tells a client when to retry a 503 and a 429, and only those', () => {
     expect(getHttpResponseFromError(new UnavailableError('kafka')).headers).toEqual({ 'retry-after': String(RETRY_AFTER_SECONDS) });
     expect(getHttpResponseFromError(new CommandTimeoutError('c1')).headers).toEqual({ 'retry-after': String(RETRY_AFTER_SECONDS) });
     expect(getHttpResponseFromError(new ConflictError('taken')).headers).toBeUndefined();
+    expect(getHttpResponseFromError(new RateLimitedError('over the limit', 7)).headers).toEqual({ 'retry-after': '7' });
   });
 
   it('never shows the message of an unexpected error', () => {

@@ -167,12 +167,20 @@ describe('the finished document, as strict OpenAPI tooling reads it', () => {
 
   it('declares what the edge answers before any handler, with the error body, in status order', () => {
     const statuses = (path: string, method: string) => Object.keys(finished.paths[path][method].responses);
-    // A body is read for PUT and DELETE (413, 415), a path parameter may be too long (414), a token is required (401, 403).
-    expect(statuses('/things/{id}', 'put')).toEqual(['200', '400', '401', '403', '404', '413', '414', '415', '503']);
-    expect(statuses('/things/{id}', 'delete')).toEqual(['204', '400', '401', '403', '413', '414', '415', '503']);
-    expect(statuses('/feed', 'get')).toEqual(['302', '400', '401', '403', '503']);
+    // A body is read for PUT and DELETE (413, 415), a path parameter may be too long (414), a token is required (401,
+    // 403) and so the tenant's rate limits apply (429).
+    expect(statuses('/things/{id}', 'put')).toEqual(['200', '400', '401', '403', '404', '413', '414', '415', '429', '503']);
+    expect(statuses('/things/{id}', 'delete')).toEqual(['204', '400', '401', '403', '413', '414', '415', '429', '503']);
+    expect(statuses('/feed', 'get')).toEqual(['302', '400', '401', '403', '429', '503']);
     expect(statuses('/hook', 'post')).toEqual(['200', '400', '413', '415', '503']); // public: no 401 or 403 of the edge's
     expect(finished.paths['/things/{id}'].put.responses['413']).toEqual({ description: 'Payload Too Large', ...json(error) });
+    expect(Object.keys(finished.paths['/feed'].get.responses['429'].headers)).toEqual([
+      'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'RateLimit-Policy',
+    ]);
   });
 
   it('refuses a nullable it cannot give a type', () => {

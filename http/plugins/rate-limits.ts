@@ -1,0 +1,211 @@
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { z } from 'zod';
+import { RateLimitedError } from '../errors.ts';
+import type { rateLimitSettings } from '../rate-limit-config.ts';
+import { CostWindows } from '../rate-limit-store.ts';
+
+type RateLimitConfig = z.infer<z.ZodObject<typeof rateLimitSettings.shape>>;
+type Checked = Exclude<Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>, { isAllowed: true }>;
+
+/** One budget: its key per request (which names the budget, as every limiter shares one store) and its size. */
+type Budget = {
+  /** What the budget counts, for the refusal's message: "requests of this tenant". */
+  counts: string;
+  key: (request: FastifyRequest) => string;
+  max: number;
+  check: ReturnType<FastifyInstance['createRateLimit']>;
+};
+
+export type RateLimits = {
+  /** After authentication: the tenant's admission (requests in progress), then its and its organization's budgets. */
+  admitTenant: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** Charges `count` writes more to the request's tenant and organization: a bulk job's items beyond its request. */
+  chargeWrites: (request: FastifyRequest, reply: FastifyReply, count: number) => void;
+  /** POST /unified/webhook, before anything else: refused while its source address has spent its unverified budget. */
+  webhookAddress: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** POST /unified/webhook, once answered: a delivery that did not verify (400, 401) costs its source address one. */
+  chargeUnverified: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** POST /unified/webhook, once verified: the connection's budget. */
+  webhookConnection: (request: FastifyRequest, reply: FastifyReply, connectionId: string) => Promise<void>;
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateLimits: RateLimits;
+  }
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The edge's rate limits (docs/decisions.md, "Rate limits and fairness"), with @fastify/rate-limit's limiters over one
+ * store (`CostWindows`), so a bulk job's items are charged to the same budgets as single writes. Every answer of a
+ * limited route carries the tightest budget's `RateLimit-Limit`, `-Remaining` and `-Reset` (the IETF draft's fields,
+ * as the plugin's `enableDraftSpec` names them) and `RateLimit-Policy` naming every budget checked; a 429 adds
+ * `Retry-After` and the one error body.
+ */
+export const rateLimitsPlugin = fp(
+  async (app: FastifyInstance, config: RateLimitConfig) => {
+    const store = new CostWindows();
+    await app.register(rateLimit, { global: false, enableDraftSpec: true, store: storeOf(store) });
+    const windowMs = config.RATE_LIMIT_WINDOW_SECONDS * 1000;
+    const budget = (name: string, counts: string, max: number, id: (request: FastifyRequest) => string): Budget => {
+      const key = (request: FastifyRequest) => `${name}:${id(request)}`;
+      return { counts, key, max, check: app.createRateLimit({ max, timeWindow: windowMs, keyGenerator: key }) };
+    };
+    const tenant = (request: FastifyRequest) => request.principal.tenantId;
+    const org = (request: FastifyRequest) => `${request.principal.tenantId}/${request.principal.orgId}`;
+    const requests = [
+      budget('tenant-requests', 'requests of this tenant', config.RATE_LIMIT_TENANT_REQUESTS, tenant),
+      budget('org-requests', 'requests of this organization', config.RATE_LIMIT_ORG_REQUESTS, org),
+    ];
+    const writes = [
+      budget('tenant-writes', 'writes of this tenant', config.RATE_LIMIT_TENANT_WRITES, tenant),
+      budget('org-writes', 'writes of this organization', config.RATE_LIMIT_ORG_WRITES, org),
+    ];
+    const address = budget('webhook-address', 'unverified deliveries from this address', config.RATE_LIMIT_WEBHOOK_ADDRESS, (request) =>
+      normalizeIP(request.ip),
+    );
+    const connection = budget(
+      'webhook-connection',
+      'deliveries of this connection',
+      config.RATE_LIMIT_WEBHOOK_CONNECTION,
+      (request) => request.webhookConnection ?? '',
+    );
+    app.decorateRequest('webhookConnection', undefined);
+
+    const policy = (budgets: Budget[]) => budgets.map(({ max }) => `${max};w=${config.RATE_LIMIT_WINDOW_SECONDS}`).join(', ');
+
+    /** Checks `budgets` in turn (charging each unless `peek`), sets the headers, and refuses the first one spent. */
+    const limit = async (request: FastifyRequest, reply: FastifyReply, budgets: Budget[], peek = false): Promise<void> => {
+      const results: Checked[] = [];
+      for (const { check, counts } of budgets) {
+        const result = await check(request, { increment: !peek });
+        if (result.isAllowed) continue;
+        results.push(result);
+        if (result.isExceeded || (peek && result.remaining === 0)) {
+          setHeaders(reply, result, policy(budgets));
+          throw refusal(counts, result.max, secondsOf(result));
+        }
+      }
+      const tightest = results.reduce<Checked | undefined>((a, b) => (a && a.remaining <= b.remaining ? a : b), undefined);
+      if (tightest) setHeaders(reply, tightest, policy(budgets));
+    };
+
+    const admission = new TenantAdmission(config.RATE_LIMIT_TENANT_IN_FLIGHT, config.RATE_LIMIT_TENANT_QUEUED);
+
+    const limits: RateLimits = {
+      admitTenant: async (request, reply) => {
+        const budgets = WRITE_METHODS.has(request.method) ? [...requests, ...writes] : requests;
+        await limit(request, reply, budgets, true);
+        await admission.admit(request.principal.tenantId, reply);
+        await limit(request, reply, budgets);
+      },
+      chargeWrites: (request, reply, count) => {
+        if (count <= 0) return;
+        for (const { key, max, counts } of writes) {
+          const { current, ttl } = store.charge(key(request), count, windowMs, max);
+          const charged = { max, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000) };
+          const shown = Number(reply.getHeader('ratelimit-remaining') ?? Infinity);
+          if (current > max || charged.remaining < shown) setHeaders(reply, charged, policy([...requests, ...writes]));
+          if (current > max) throw refusal(counts, max, secondsOf(charged));
+        }
+      },
+      webhookAddress: (request, reply) => limit(request, reply, [address], true),
+      chargeUnverified: async (request, reply) => {
+        if (reply.statusCode === 400 || reply.statusCode === 401) await address.check(request);
+      },
+      webhookConnection: async (request, reply, connectionId) => {
+        request.webhookConnection = connectionId;
+        await limit(request, reply, [connection]);
+      },
+    };
+    app.decorate('rateLimits', limits);
+  },
+  { name: 'rate-limits' },
+);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified connection of a webhook delivery, which its budget is keyed by. */
+    webhookConnection: string | undefined;
+  }
+}
+
+/**
+ * Each tenant's requests in progress: up to `inFlight` at once, the next `queued` waiting their turn in order, any
+ * beyond refused (429). A flood thus waits at the edge, not in the ledger's queues where another tenant's writes would
+ * wait behind it, and draws no stream of refusals while it fits the queue.
+ */
+class TenantAdmission {
+  private readonly tenants = new Map<string, { running: number; waiting: (() => void)[] }>();
+
+  constructor(
+    private readonly inFlight: number,
+    private readonly queued: number,
+  ) {}
+
+  /** Resolves once the request may run; its slot is freed when its answer is sent or its client goes away. */
+  admit(tenantId: string, reply: FastifyReply): Promise<void> {
+    const tenant = this.tenants.get(tenantId) ?? { running: 0, waiting: [] };
+    this.tenants.set(tenantId, tenant);
+    if (tenant.running < this.inFlight) {
+      tenant.running += 1;
+      reply.raw.once('close', () => this.release(tenantId));
+      return Promise.resolve();
+    }
+    if (tenant.waiting.length >= this.queued) {
+      throw new RateLimitedError(
+        `this tenant has ${tenant.running} requests in progress and ${tenant.waiting.length} waiting, the most it may have; retry when one has been answered`,
+        1,
+      );
+    }
+    return new Promise<void>((resolve) => {
+      let granted = false;
+      const turn = () => {
+        granted = true;
+        resolve();
+      };
+      tenant.waiting.push(turn);
+      // 'close' comes once the answer is sent or the client went away: a request that waits no more leaves the line.
+      reply.raw.once('close', () => {
+        if (granted) this.release(tenantId);
+        else tenant.waiting.splice(tenant.waiting.indexOf(turn), 1);
+      });
+    });
+  }
+
+  /** A slot is free: the tenant's next waiting request takes it. */
+  private release(tenantId: string): void {
+    const tenant = this.tenants.get(tenantId);
+    if (!tenant) return;
+    const next = tenant.waiting.shift();
+    if (next) return next();
+    tenant.running -= 1;
+    if (tenant.running === 0) this.tenants.delete(tenantId);
+  }
+}
+
+/** @fastify/rate-limit constructs its store: this one hands it ours. */
+function storeOf(store: CostWindows) {
+  return function SharedStore() {
+    return store;
+  } as unknown as new () => CostWindows;
+}
+
+type Standing = Pick<Checked, 'max' | 'remaining' | 'ttlInSeconds'>;
+
+const secondsOf = (result: Standing) => Math.max(1, result.ttlInSeconds);
+
+function setHeaders(reply: FastifyReply, result: Standing, policy: string): void {
+  reply.header('ratelimit-limit', result.max);
+  reply.header('ratelimit-remaining', result.remaining);
+  reply.header('ratelimit-reset', secondsOf(result));
+  reply.header('ratelimit-policy', policy);
+}
+
+function refusal(counts: string, max: number, after: number): RateLimitedError {
+  return new RateLimitedError(`the ${counts} are over their rate limit (${max} per window); retry in ${after} s`, after);
+}

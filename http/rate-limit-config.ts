@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { defineSettings } from '../ledger/config.ts';
+
+const budget = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+/**
+ * The edge's rate limits and per-tenant admission (docs/decisions.md, "Rate limits and fairness"). Each budget is per
+ * instance, over a fixed window of RATE_LIMIT_WINDOW_SECONDS; a bulk job's items count as the writes they are.
+ */
+export const rateLimitSettings = defineSettings({
+  RATE_LIMIT_WINDOW_SECONDS: budget(60),
+  /** Requests of one tenant (every authenticated route, reads and writes alike). */
+  RATE_LIMIT_TENANT_REQUESTS: budget(30_000),
+  /** Writes of one tenant: a POST, PUT or DELETE is one, a bulk job one per item. */
+  RATE_LIMIT_TENANT_WRITES: budget(120_000),
+  /** The same two budgets for one organization of a tenant. */
+  RATE_LIMIT_ORG_REQUESTS: budget(30_000),
+  RATE_LIMIT_ORG_WRITES: budget(120_000),
+  /** Requests of one tenant in progress at once; the next ones wait their turn at the edge. */
+  RATE_LIMIT_TENANT_IN_FLIGHT: budget(4),
+  /** Requests of one tenant waiting for one of those slots; one more is answered 429 at once. */
+  RATE_LIMIT_TENANT_QUEUED: budget(256),
+  /** Verified deliveries of one connection to POST /unified/webhook. */
+  RATE_LIMIT_WEBHOOK_CONNECTION: budget(60_000),
+  /** Deliveries to POST /unified/webhook from one source address that are not verified (no or a wrong signature). */
+  RATE_LIMIT_WEBHOOK_ADDRESS: budget(600),
+});
