@@ -79,3 +79,15 @@ export function exactMinorUnits(amount: string, currency: string): number | unde
   const units = new Decimal(amount).times(new Decimal(10).pow(fractionDigits(currency)));
   return units.isInteger() && units.abs().lte(Number.MAX_SAFE_INTEGER) ? units.toNumber() : undefined;
 }
+
+/** Units of an item available when an order of the cart was tried. */
+export type StockSeen = { itemId: string; available: number };
+
+/** The cart with the stock an order met, so the session says which line ran short. */
+export const withStock = (cart: Cart, stock: StockSeen[]): Cart => ({
+  ...cart,
+  lines: cart.lines.map((line) => {
+    const seen = stock.find((s) => s.itemId === line.itemId);
+    return seen ? { ...line, available: seen.available } : line;
+  }),
+});

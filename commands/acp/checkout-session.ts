@@ -4,7 +4,7 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { AMOUNT_RULE, isAmount } from '../amount.ts';
 import { isWithinTotalLimit, MAX_TOTAL } from '../oms/money.ts';
-import { cartProblems, cartTotals, MAX_CART_LINES, MAX_CART_QUANTITY, type Cart } from './checkout-cart.ts';
+import { cartProblems, cartTotals, MAX_CART_LINES, MAX_CART_QUANTITY, withStock, type Cart, type StockSeen } from './checkout-cart.ts';
 
 /**
  * An agent's checkout session (ACP Agentic Checkout), keyed by UUIDv5 of tenant, org and the create's Idempotency-Key.
@@ -35,7 +35,15 @@ export type CheckoutCompletionStarted = Event<'CheckoutCompletionStarted', { ses
 export type CheckoutSessionCompleted = Event<'CheckoutSessionCompleted', { sessionId: string; orderId: string }>;
 export type CheckoutCompletionFailed = Event<
   'CheckoutCompletionFailed',
-  { sessionId: string; orderId: string; reason: string; message: string; status: 'not_ready_for_payment' | 'ready_for_payment' }
+  {
+    sessionId: string;
+    orderId: string;
+    reason: string;
+    message: string;
+    /** What each line's item had available when the order failed; the cart keeps it. */
+    stock: StockSeen[];
+    status: 'not_ready_for_payment' | 'ready_for_payment';
+  }
 >;
 export type CheckoutSessionCanceled = Event<'CheckoutSessionCanceled', { sessionId: string }>;
 export type CheckoutSessionChangeRefused = Event<
@@ -79,7 +87,15 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
     case 'CheckoutSessionCompleted':
       return state.status === 'Open' ? { ...state, sessionStatus: 'completed', orderId: event.data.orderId } : state;
     case 'CheckoutCompletionFailed':
-      return state.status === 'Open' ? { ...state, sessionStatus: event.data.status, attempt: state.attempt + 1, orderId: null } : state;
+      return state.status === 'Open'
+        ? {
+            ...state,
+            sessionStatus: event.data.status,
+            cart: withStock(state.cart, event.data.stock),
+            attempt: state.attempt + 1,
+            orderId: null,
+          }
+        : state;
     case 'CheckoutSessionCanceled':
       return state.status === 'Open' ? { ...state, sessionStatus: 'canceled' } : state;
     case 'CheckoutSessionChangeRefused':
@@ -99,7 +115,7 @@ export type StartCheckoutCompletion = Command<'StartCheckoutCompletion', { sessi
 export type CompleteCheckoutSession = Command<'CompleteCheckoutSession', { sessionId: string; orderId: string }>;
 export type FailCheckoutCompletion = Command<
   'FailCheckoutCompletion',
-  { sessionId: string; orderId: string; reason: string; message: string; stock: { itemId: string; available: number }[] }
+  { sessionId: string; orderId: string; reason: string; message: string; stock: StockSeen[] }
 >;
 export type CancelCheckoutSession = Command<'CancelCheckoutSession', { sessionId: string }>;
 
@@ -145,15 +161,6 @@ const refused = (sessionId: string, current: CheckoutStatus, requested: Move): C
   { type: 'CheckoutSessionChangeRefused', data: { sessionId, current, requested, reason: `a ${current} session cannot ${requested}` } },
 ];
 
-/** The cart as priced again with the stock the failed order met, so the session says which line ran short. */
-const withStock = (cart: Cart, stock: FailCheckoutCompletion['data']['stock']): Cart => ({
-  ...cart,
-  lines: cart.lines.map((line) => {
-    const seen = stock.find((s) => s.itemId === line.itemId);
-    return seen ? { ...line, available: seen.available } : line;
-  }),
-});
-
 export const decide = (command: CheckoutSessionCommand, state: CheckoutSession): CheckoutSessionEvent[] => {
   const { sessionId } = command.data;
   switch (command.type) {
@@ -191,8 +198,8 @@ export const decide = (command: CheckoutSessionCommand, state: CheckoutSession):
       const session = open(state, sessionId);
       if (session.sessionStatus !== 'complete_in_progress' || session.orderId !== command.data.orderId) return [];
       const { status } = priced(withStock(session.cart, command.data.stock));
-      const { orderId, reason, message } = command.data;
-      return [{ type: 'CheckoutCompletionFailed', data: { sessionId, orderId, reason, message, status } }];
+      const { orderId, reason, message, stock } = command.data;
+      return [{ type: 'CheckoutCompletionFailed', data: { sessionId, orderId, reason, message, stock, status } }];
     }
     case 'CancelCheckoutSession': {
       const session = open(state, sessionId);

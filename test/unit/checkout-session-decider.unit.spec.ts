@@ -125,7 +125,14 @@ describe('checkout session decider', () => {
     expect(failed).toEqual([
       {
         type: 'CheckoutCompletionFailed',
-        data: { sessionId, orderId, reason: 'out_of_stock', message: 'v1 short', status: 'not_ready_for_payment' },
+        data: {
+          sessionId,
+          orderId,
+          reason: 'out_of_stock',
+          message: 'v1 short',
+          stock: [{ itemId: 'v1', available: 1 }],
+          status: 'not_ready_for_payment',
+        },
       },
     ]);
     const next = '55555555-5555-4555-8555-555555555555';

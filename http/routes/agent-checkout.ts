@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { acpCredentialsOf } from '../../commands/acp/acp-credentials.ts';
+import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
+import { ACP_API_VERSIONS } from '../acp-edge.ts';
+import { errorResponses, standardHeaders } from '../schemas.ts';
+
+/** Where the tenant's agentic checkout is, and the credentials to give its agent platform (authenticated like /api). */
+export type AgentCheckoutOptions = { key: string; publicBaseUrl: string };
+
+export const acpBasePath = (tenantId: string, orgId: string) => `/api/v1/ucp/acp/${tenantId}/${orgId}`;
+
+const agentCheckout = z.object({
+  base_url: z.string().describe('The ACP base URL: the agent calls <base_url>/checkout_sessions'),
+  api_versions: z.array(z.string()),
+  api_key: z.string().describe('Authorization: Bearer <api_key>'),
+  signing_secret: z.string().describe('Signature: base64url HMAC-SHA256 of `<Timestamp>.<METHOD>.<path>.<raw body>`'),
+  version: z.number().int().describe('The webhook secret version these derive from; they rotate with it'),
+});
+
+export default async function agentCheckoutRoutes(fastify: FastifyInstance, { key, publicBaseUrl }: AgentCheckoutOptions): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.get('/agent-checkout', {
+    schema: {
+      tags: ['agentic checkout (ACP)'],
+      summary: "The tenant's ACP checkout address and the API key and signing secret its agent platform uses",
+      headers: standardHeaders,
+      response: { 200: agentCheckout, ...errorResponses },
+    },
+    handler: async (request) => {
+      const { tenantId, orgId } = request.principal;
+      const { current } = versionsInForce(await findWebhookSecret(app.ledger.db, request.principal), Date.now());
+      const { apiKey, signingSecret } = acpCredentialsOf(key, tenantId, orgId, current);
+      return {
+        base_url: new URL(acpBasePath(tenantId, orgId), publicBaseUrl).toString(),
+        api_versions: [...ACP_API_VERSIONS],
+        api_key: apiKey,
+        signing_secret: signingSecret,
+        version: current,
+      };
+    },
+  });
+}

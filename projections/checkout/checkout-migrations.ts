@@ -1,0 +1,24 @@
+import type { ProjectionMigration } from '../../ledger/projection.ts';
+import { instant, ownedRecord } from '../table-columns.ts';
+
+export const checkoutMigrations: ProjectionMigration[] = [
+  {
+    name: '001-checkout-sessions',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).createTable('checkout_sessions', (t) => {
+        ownedRecord(t);
+        t.text('status').notNullable();
+        t.text('currency').notNullable();
+        // The cart as its last event priced it (lines, options, selection, fulfillment details, buyer).
+        t.jsonb('cart').notNullable();
+        // Money stays the exact decimal text the events carry.
+        for (const column of ['subtotal', 'shipping_total', 'total']) t.text(column).notNullable();
+        t.uuid('order_id');
+        t.integer('attempt').notNullable();
+        t.jsonb('last_failure');
+        instant(t, 'created_at');
+        instant(t, 'updated_at');
+      });
+    },
+  },
+];
