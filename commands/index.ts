@@ -17,6 +17,7 @@ import { assessmentsOf, productQualityAggregate } from './quality/product-qualit
 import { skuUsageAggregate } from './quality/sku-usage.ts';
 import { catalogFeedAggregate } from './ucp/catalog-feed.ts';
 import { checkoutSessionAggregate } from './acp/checkout-session.ts';
+import { agentCheckoutAggregate } from './acp/agent-checkout.ts';
 
 /** Every aggregate type, each run by its own single writer; this order is the event catalog's (docs/asyncapi.json). */
 export const aggregates: readonly SomeAggregate[] = [
@@ -40,4 +41,5 @@ export const aggregates: readonly SomeAggregate[] = [
   catalogExportAggregate,
   catalogFeedAggregate,
   checkoutSessionAggregate,
+  agentCheckoutAggregate,
 ];

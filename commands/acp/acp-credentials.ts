@@ -9,12 +9,18 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 const derive = (key: string, label: string, tenantId: string, orgId: string, version: number): string =>
   createHmac('sha256', key).update(`${label}:${tenantId}/${orgId}/${version}`).digest('base64url');
 
-export type AcpCredentials = { apiKey: string; signingSecret: string };
+/** `webhookSecret`: what signs the order events we post to the agent platform (`Merchant-Signature`). */
+export type AcpCredentials = { apiKey: string; signingSecret: string; webhookSecret: string };
 
 export const acpCredentialsOf = (key: string, tenantId: string, orgId: string, version: number): AcpCredentials => ({
   apiKey: `acp_${derive(key, 'acp-api-key', tenantId, orgId, version)}`,
   signingSecret: `acpsig_${derive(key, 'acp-signing', tenantId, orgId, version)}`,
+  webhookSecret: `acpwh_${derive(key, 'acp-webhook', tenantId, orgId, version)}`,
 });
+
+/** ACP's `Merchant-Signature` of an order event: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. */
+export const merchantSignature = (secret: string, timestamp: number, body: string): string =>
+  `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 
 /**
  * The `Signature` header of an agent's request: base64url of HMAC-SHA256, keyed with the signing secret, over

@@ -46,6 +46,10 @@ export type CheckoutCompletionFailed = Event<
   }
 >;
 export type CheckoutSessionCanceled = Event<'CheckoutSessionCanceled', { sessionId: string }>;
+export type CheckoutOrderNoticeRecorded = Event<
+  'CheckoutOrderNoticeRecorded',
+  { sessionId: string; orderId: string; delivered: boolean; attempts: number; detail: string | null }
+>;
 export type CheckoutSessionChangeRefused = Event<
   'CheckoutSessionChangeRefused',
   { sessionId: string; current: CheckoutStatus; requested: Move; reason: string }
@@ -58,12 +62,14 @@ export type CheckoutSessionEvent =
   | CheckoutSessionCompleted
   | CheckoutCompletionFailed
   | CheckoutSessionCanceled
+  | CheckoutOrderNoticeRecorded
   | CheckoutSessionChangeRefused;
 
 // ── State ───────────────────────────────────────────────────────────────────
 /** `attempt`: completions that failed so far; the next one places a new order (its key names the attempt). */
 export type CheckoutSession =
-  { status: 'Empty' } | { status: 'Open'; sessionStatus: CheckoutStatus; cart: Cart; attempt: number; orderId: string | null };
+  | { status: 'Empty' }
+  | { status: 'Open'; sessionStatus: CheckoutStatus; cart: Cart; attempt: number; orderId: string | null; noticed?: boolean };
 
 export const initialState = (): CheckoutSession => ({ status: 'Empty' });
 
@@ -98,6 +104,8 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
         : state;
     case 'CheckoutSessionCanceled':
       return state.status === 'Open' ? { ...state, sessionStatus: 'canceled' } : state;
+    case 'CheckoutOrderNoticeRecorded':
+      return state.status === 'Open' ? { ...state, noticed: true } : state;
     case 'CheckoutSessionChangeRefused':
       return state;
     default: {
@@ -118,6 +126,8 @@ export type FailCheckoutCompletion = Command<
   { sessionId: string; orderId: string; reason: string; message: string; stock: StockSeen[] }
 >;
 export type CancelCheckoutSession = Command<'CancelCheckoutSession', { sessionId: string }>;
+/** The outcome of the order_create notice to the agent's webhook; only the first is recorded. */
+export type RecordCheckoutOrderNotice = Command<'RecordCheckoutOrderNotice', CheckoutOrderNoticeRecorded['data']>;
 
 export type CheckoutSessionCommand =
   | OpenCheckoutSession
@@ -125,7 +135,8 @@ export type CheckoutSessionCommand =
   | StartCheckoutCompletion
   | CompleteCheckoutSession
   | FailCheckoutCompletion
-  | CancelCheckoutSession;
+  | CancelCheckoutSession
+  | RecordCheckoutOrderNotice;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const cartBounds = (cart: Cart): ErrorDetail[] => {
@@ -207,6 +218,11 @@ export const decide = (command: CheckoutSessionCommand, state: CheckoutSession):
       if (!allowed[session.sessionStatus].includes('cancel')) return refused(sessionId, session.sessionStatus, 'cancel');
       return [{ type: 'CheckoutSessionCanceled', data: { sessionId } }];
     }
+    case 'RecordCheckoutOrderNotice': {
+      const session = open(state, sessionId);
+      if (session.sessionStatus !== 'completed' || session.orderId !== command.data.orderId || session.noticed) return [];
+      return [{ type: 'CheckoutOrderNoticeRecorded', data: command.data }];
+    }
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
@@ -235,6 +251,7 @@ export const checkoutSessionAggregate = defineAggregate({
       'CheckoutSessionCompleted',
       'CheckoutCompletionFailed',
       'CheckoutSessionCanceled',
+      'CheckoutOrderNoticeRecorded',
       'CheckoutSessionChangeRefused',
     ],
   },

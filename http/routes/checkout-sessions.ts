@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { exactMinorUnits, shippingOf, type Cart, type CartLine, type ShippingOption } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionAggregate, checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
+import { orderPermalink } from '../../commands/acp/acp-order-event.ts';
 import { orderAggregate, orderIdOf, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import type { IdempotentRequest } from '../../ledger/message.ts';
@@ -74,7 +75,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute, awaitOutcome } = app.ledger;
   const tags = ['agentic checkout (ACP)'];
-  const orderUrl = (orderId: string) => new URL(`/api/v1/oms/orders/${orderId}`, publicBaseUrl).toString();
+  const orderUrl = (orderId: string) => orderPermalink(publicBaseUrl, orderId);
 
   const settingsOf = async (scope: Scope) => feedSettingsOf(await findCatalogFeed(db, scope));
 

@@ -16,8 +16,18 @@ export const checkoutMigrations: ProjectionMigration[] = [
         t.uuid('order_id');
         t.integer('attempt').notNullable();
         t.jsonb('last_failure');
+        // The order_create notice's outcome, once recorded (null: owed once the session is completed).
+        t.jsonb('notice');
         instant(t, 'created_at');
         instant(t, 'updated_at');
+        t.index(['status']);
+      });
+      await db.schema.withSchema(schema).createTable('agent_checkouts', (t) => {
+        t.uuid('tenant_id').notNullable();
+        t.uuid('org_id').notNullable();
+        t.text('webhook_url');
+        instant(t, 'updated_at');
+        t.primary(['tenant_id', 'org_id']);
       });
     },
   },

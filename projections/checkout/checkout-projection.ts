@@ -1,3 +1,4 @@
+import { agentCheckoutAggregate, type AgentCheckoutEvent } from '../../commands/acp/agent-checkout.ts';
 import { checkoutSessionAggregate, type CheckoutSessionEvent } from '../../commands/acp/checkout-session.ts';
 import { withStock, type Cart } from '../../commands/acp/checkout-cart.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
@@ -9,7 +10,7 @@ const at = (event: RecordedEvent) => new Date(event.envelope.occurredAt);
 const cartOf = ({ currency, lines, shippingOptions, selectedOptionId, fulfillmentDetails, buyer }: Cart) =>
   JSON.stringify({ currency, lines, shippingOptions, selectedOptionId, fulfillmentDetails, buyer });
 
-const handlers: EventHandlers<CheckoutSessionEvent> = {
+const handlers: EventHandlers<CheckoutSessionEvent | AgentCheckoutEvent> = {
   CheckoutSessionOpened: (event, { table }) => {
     const d = event.data;
     const row = {
@@ -68,14 +69,29 @@ const handlers: EventHandlers<CheckoutSessionEvent> = {
     table('checkout_sessions')
       .where({ id: event.data.sessionId })
       .update({ status: 'canceled', updated_at: at(event) }),
+  CheckoutOrderNoticeRecorded: (event, { table }) => {
+    const { sessionId, delivered, attempts, detail } = event.data;
+    return table('checkout_sessions')
+      .where({ id: sessionId })
+      .update({ notice: JSON.stringify({ delivered, attempts, detail, at: at(event).toISOString() }) });
+  },
+  AgentCheckoutConfigured: (event, { table }) => {
+    const row = {
+      tenant_id: event.envelope.tenantId,
+      org_id: event.envelope.orgId,
+      webhook_url: event.data.webhookUrl,
+      updated_at: at(event),
+    };
+    return table('agent_checkouts').insert(row).onConflict(['tenant_id', 'org_id']).merge();
+  },
   // The session is unchanged; the refusal stays in the log.
   CheckoutSessionChangeRefused: async () => undefined,
 };
 
-/** Agents' checkout sessions as the ACP routes answer them. */
+/** Agents' checkout sessions as the ACP routes answer them, their order notices, and each tenant's agent webhook. */
 export const checkoutProjection: Projection = projectionOf({
   name: 'checkout',
-  topics: [checkoutSessionAggregate.events],
+  topics: [checkoutSessionAggregate.events, agentCheckoutAggregate.events],
   migrations: checkoutMigrations,
   handlers,
 });

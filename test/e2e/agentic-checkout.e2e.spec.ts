@@ -2,16 +2,23 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkoutSessionAggregate } from '../../commands/acp/checkout-session.ts';
+import { acpWebhookProblems } from '../support/acp-checkout-schema.ts';
+import { readEvents } from '../support/event-log.ts';
+import { startHookReceiver } from '../support/notice-receivers.ts';
+import { eventually, stockLevel } from '../support/orders.ts';
 import { acpAgent, acpAgentCheckout } from '../support/acp-agent.ts';
 import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import type { Tenant } from '../support/client.ts';
 import { SELLER_PAGES } from '../support/feed-settings.ts';
-import { stockLevel } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const storageDir = mkdtempSync(path.join(tmpdir(), 'acp-store-'));
-const ctx = useServiceAndTenant({ env: { STORAGE_DIR: storageDir, FEED_QUIET_MS: '200', FEED_MAX_DELAY_MS: '1000' } });
+const ctx = useServiceAndTenant({
+  env: { STORAGE_DIR: storageDir, FEED_QUIET_MS: '200', FEED_MAX_DELAY_MS: '1000', NOTICE_ALLOW_PRIVATE_NETWORKS: 'true' },
+});
 
 const address = { name: 'Ada Lovelace', line_one: '1 Rue de la Paix', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
 const payment = { handler_id: 'card_tokenized', instrument: { type: 'card', credential: { type: 'spt', token: `spt_${randomUUID()}` } } };
@@ -77,6 +84,18 @@ const ordersOfSession = async (tenant: Tenant, sessionId: string) => {
   return page.data.filter((order) => order.tags.includes(`checkout_session:${sessionId}`));
 };
 
+let hooks: Awaited<ReturnType<typeof startHookReceiver>>;
+beforeAll(async () => {
+  hooks = await startHookReceiver();
+});
+afterAll(() => hooks.close());
+
+/** The agent platform's check of an order event: ACP's `Merchant-Signature`, recomputed with the secret it was given. */
+const signedBy = (secret: string, header: string, body: string): boolean => {
+  const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header) ?? [];
+  return v1 === createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+};
+
 describe('agentic checkout (ACP 2026-04-17)', () => {
   it('an agent reads the feed, fills a session, completes it with a delegated token: one confirmed order, stock reserved, however it retries', async () => {
     const { tenant } = ctx;
@@ -88,7 +107,11 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     const itemOf = (productId: string) => lines.find((line) => line.id === productId)?.variants[0].id as string;
     expect([itemOf(cup.productId), itemOf(pot.productId)]).toEqual([cup.variantId, pot.variantId]);
 
-    const agent = acpAgent(await acpAgentCheckout(tenant));
+    const webhookPath = `/hooks/acp/${tenant.tenantId}`;
+    ok(await tenant.request('PUT', '/api/v1/ucp/agent-checkout', { webhook_url: hooks.url(webhookPath) }), 200);
+    hooks.script.push(503); // the agent platform's first answer: its webhook is briefly unavailable
+    const checkout = await acpAgentCheckout(tenant);
+    const agent = acpAgent(checkout);
     const created = ok(
       await agent.create({ line_items: [{ id: itemOf(cup.productId) }, { id: itemOf(pot.productId) }], currency: 'eur', capabilities: {} }),
       201,
@@ -155,6 +178,33 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     expect(await stockLevel(tenant, pot)).toMatchObject({ available: 2, reserved: 1 });
     expect(ok(await agent.get(created.id), 200)).toMatchObject({ status: 'completed', order: { id: orderId } });
     expect(ok(await agent.cancel(created.id), 405)).toMatchObject({ type: 'invalid_request', code: 'not_cancelable' });
+
+    // The order event reaches the agent platform's webhook, signed, after a retry; its outcome is recorded once.
+    const noticesOf = async () =>
+      (await readEvents(ctx.service.namespace, checkoutSessionAggregate.events)).filter(
+        (event) => event.type === 'CheckoutOrderNoticeRecorded' && event.envelope.aggregateId === created.id,
+      );
+    const recorded = await eventually(noticesOf, (events) => events.length > 0);
+    expect(recorded.map((event) => event.data)).toEqual([{ sessionId: created.id, orderId, delivered: true, attempts: 2, detail: null }]);
+    const received = hooks.received.filter((hook) => hook.headers['request-id'] === `${created.id}/order_create`);
+    expect(received).toHaveLength(2);
+    for (const hook of received) {
+      const header = String(hook.headers['merchant-signature']);
+      expect(acpWebhookProblems(JSON.parse(hook.body), header)).toEqual([]);
+      expect(signedBy(checkout.webhook_secret, header, hook.body)).toBe(true);
+      expect(signedBy('acpwh_another_secret', header, hook.body)).toBe(false);
+      expect(JSON.parse(hook.body)).toMatchObject({
+        type: 'order_create',
+        data: {
+          type: 'order',
+          id: orderId,
+          checkout_session_id: created.id,
+          status: 'confirmed',
+          totals: [{}, {}, { type: 'total', amount: 5990 }],
+        },
+      });
+    }
+    expect(await noticesOf()).toHaveLength(1);
   });
 
   it('out of stock between create and complete: the protocol’s error, no order, nothing reserved', async () => {

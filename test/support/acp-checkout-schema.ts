@@ -46,3 +46,37 @@ export function acpDeclaresStatus(method: string, path: string, status: number):
   const responses = openapi.paths[path]?.[method.toLowerCase()]?.responses ?? {};
   return String(status) in responses || `${String(status)[0]}XX` in responses;
 }
+
+const webhook = parse(fixture('openapi.agentic_checkout_webhook.yaml')) as {
+  paths: Record<string, { post: { parameters: { name: string; schema: { pattern?: string } }[] } }>;
+  components: { schemas: Record<string, unknown> };
+};
+
+/** The webhook document's schemas, its references to the checkout document made references into the bundle. */
+const webhookSchemas = JSON.parse(
+  JSON.stringify(webhook.components.schemas)
+    .replaceAll('"./openapi.agentic_checkout.yaml#/components/schemas/', `"${bundle.$id}#/$defs/`)
+    .replaceAll('"#/components/schemas/', '"acp-webhook#/$defs/'),
+) as Record<string, unknown>;
+// The webhook document's EventDataOrder says `required` beside an `allOf` without `type: object` (strictTypes).
+const webhookAjv = new Ajv2020({ strict: true, strictRequired: false, strictTypes: false, allErrors: true });
+webhookAjv.addVocabulary(['example']);
+ajvFormats.default(webhookAjv);
+webhookAjv.addSchema(bundle);
+webhookAjv.addSchema({ $id: 'acp-webhook', $defs: webhookSchemas });
+
+/** What ACP's order webhook finds wrong with an event we posted: the body (`WebhookEvent`) and `Merchant-Signature`'s form. */
+export function acpWebhookProblems(body: unknown, merchantSignature: string | undefined): string[] {
+  const problems = acpProblemsOf(webhookAjv.getSchema('acp-webhook#/$defs/WebhookEvent'), body);
+  const parameter = Object.values(webhook.paths)[0]?.post.parameters.find((p) => p.name === 'Merchant-Signature');
+  const pattern = new RegExp(parameter?.schema.pattern ?? '^$');
+  if (!merchantSignature || !pattern.test(merchantSignature))
+    problems.push(`Merchant-Signature ${merchantSignature} does not match ${pattern}`);
+  return problems;
+}
+
+function acpProblemsOf(validate: ValidateFunction | undefined, value: unknown): string[] {
+  if (!validate) throw new Error('the ACP webhook schema has no WebhookEvent');
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`);
+}

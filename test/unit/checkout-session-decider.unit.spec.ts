@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cartProblems, exactMinorUnits, type Cart } from '../../commands/acp/checkout-cart.ts';
+import { agentCheckoutDecider } from '../../commands/acp/agent-checkout.ts';
 import { checkoutSessionDecider, type CheckoutSessionEvent } from '../../commands/acp/checkout-session.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification } from '../support/decider-specification.ts';
@@ -150,6 +151,31 @@ describe('checkout session decider', () => {
     ])
       .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId: next, attempt: 1 } })
       .then([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: next, attempt: 1 } }]);
+  });
+
+  it("records a completed session's order notice once, and none for a session not completed", () => {
+    const notice = { sessionId, orderId, delivered: true, attempts: 2, detail: null };
+    const recorded: CheckoutSessionEvent = { type: 'CheckoutOrderNoticeRecorded', data: notice };
+    given([opened(ready), started, completed])
+      .when({ type: 'RecordCheckoutOrderNotice', data: notice })
+      .then([recorded]);
+    given([opened(ready), started, completed, recorded])
+      .when({ type: 'RecordCheckoutOrderNotice', data: notice })
+      .thenNothingHappened();
+    given([opened(ready), started])
+      .when({ type: 'RecordCheckoutOrderNotice', data: notice })
+      .thenNothingHappened();
+  });
+
+  it("sets the tenant's agent webhook, recording nothing when it is already so", () => {
+    const data = { agentCheckoutId: 'a1', webhookUrl: 'https://agent.example.com/hooks' };
+    const settings = DeciderSpecification.for(agentCheckoutDecider);
+    settings()
+      .when({ type: 'ConfigureAgentCheckout', data })
+      .then([{ type: 'AgentCheckoutConfigured', data }]);
+    settings([{ type: 'AgentCheckoutConfigured', data }])
+      .when({ type: 'ConfigureAgentCheckout', data })
+      .thenNothingHappened();
   });
 
   it('charges only prices its currency states exactly in minor units', () => {
