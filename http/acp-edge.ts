@@ -84,7 +84,7 @@ async function credentialsOf(app: FastifyInstance, key: string, tenantId: string
   return [current, ...(previous ? [previous.version] : [])].map((version) => acpCredentialsOf(key, tenantId, orgId, version));
 }
 
-/** Registers the ACP hooks on `app`, a scope whose prefix carries `:tenantId/:orgId`. */
+/** Registers the ACP hooks on `app`, a scope whose prefix carries `:tenant_id/:org_id`. */
 export function acpScope(app: FastifyInstance, key: string): void {
   useRawJsonBodies(app);
   app.setErrorHandler(async (error, request, reply: FastifyReply) => {
@@ -95,7 +95,7 @@ export function acpScope(app: FastifyInstance, key: string): void {
   });
 
   app.addHook('onRequest', async (request) => {
-    const { tenantId, orgId } = request.params as { tenantId?: string; orgId?: string };
+    const { tenant_id: tenantId, org_id: orgId } = request.params as { tenant_id?: string; org_id?: string };
     if (!guid.safeParse(tenantId).success || !guid.safeParse(orgId).success) throw new AcpError(404, 'not_found', 'no such merchant');
     const version = header(request, 'api-version');
     if (!version)

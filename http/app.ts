@@ -217,7 +217,7 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
       acpScope(acp, acpKey);
       await acp.register(checkoutSessionRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
     },
-    { prefix: '/api/v1/ucp/acp/:tenantId/:orgId' },
+    { prefix: '/api/v1/ucp/acp/:tenant_id/:org_id' },
   );
   // Push and webhook sit under /unified without a version (the spec); the push is authenticated like /api.
   await app.register(

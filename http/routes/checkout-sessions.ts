@@ -35,7 +35,7 @@ import { canonical } from '../idempotency-key.ts';
  */
 export type CheckoutRoutesOptions = { publicBaseUrl: string };
 
-const merchant = { tenantId: z.string(), orgId: z.string() };
+const merchant = { tenant_id: z.string(), org_id: z.string() };
 const sessionParams = z.object({ ...merchant, checkout_session_id: z.string() });
 
 /** A session id is our UUID; anything else is a session that does not exist. */
@@ -75,6 +75,8 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute, awaitOutcome } = app.ledger;
   const tags = ['agentic checkout (ACP)'];
+  // Documented by the protocol's own OpenAPI (test/fixtures/acp), whose error objects they answer, not by ours.
+  const hide = true;
   const orderUrl = (orderId: string) => orderPermalink(publicBaseUrl, orderId);
 
   const settingsOf = async (scope: Scope) => feedSettingsOf(await findCatalogFeed(db, scope));
@@ -126,6 +128,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
 
   app.post('/checkout_sessions', {
     schema: {
+      hide,
       tags,
       summary: 'ACP: create a checkout session',
       headers: acpPostHeaders,
@@ -165,6 +168,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
 
   app.get('/checkout_sessions/:checkout_session_id', {
     schema: {
+      hide,
       tags,
       summary: 'ACP: read a checkout session',
       headers: acpHeaders,
@@ -176,6 +180,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
 
   app.post('/checkout_sessions/:checkout_session_id', {
     schema: {
+      hide,
       tags,
       summary: 'ACP: update a checkout session (items, address, fulfillment option); the cart is priced again',
       headers: acpPostHeaders,
@@ -218,6 +223,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
 
   app.post('/checkout_sessions/:checkout_session_id/complete', {
     schema: {
+      hide,
       tags,
       summary: 'ACP: complete a checkout session: place the order (stock reserved, payment token recorded, not captured)',
       headers: acpPostHeaders,
@@ -345,6 +351,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
 
   app.post('/checkout_sessions/:checkout_session_id/cancel', {
     schema: {
+      hide,
       tags,
       summary: 'ACP: cancel a checkout session (405 once completed)',
       headers: acpPostHeaders,
