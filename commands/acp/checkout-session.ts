@@ -50,6 +50,11 @@ export type CheckoutOrderNoticeRecorded = Event<
   'CheckoutOrderNoticeRecorded',
   { sessionId: string; orderId: string; delivered: boolean; attempts: number; detail: string | null }
 >;
+/** An `order_update` (the order's status moved to `status`) went to the agent's webhook, or could not: recorded once per status. */
+export type CheckoutOrderUpdateNoticeRecorded = Event<
+  'CheckoutOrderUpdateNoticeRecorded',
+  { sessionId: string; orderId: string; status: string; delivered: boolean; attempts: number; detail: string | null }
+>;
 export type CheckoutSessionChangeRefused = Event<
   'CheckoutSessionChangeRefused',
   { sessionId: string; current: CheckoutStatus; requested: Move; reason: string }
@@ -63,13 +68,22 @@ export type CheckoutSessionEvent =
   | CheckoutCompletionFailed
   | CheckoutSessionCanceled
   | CheckoutOrderNoticeRecorded
+  | CheckoutOrderUpdateNoticeRecorded
   | CheckoutSessionChangeRefused;
 
 // ── State ───────────────────────────────────────────────────────────────────
 /** `attempt`: completions that failed so far; the next one places a new order (its key names the attempt). */
 export type CheckoutSession =
   | { status: 'Empty' }
-  | { status: 'Open'; sessionStatus: CheckoutStatus; cart: Cart; attempt: number; orderId: string | null; noticed?: boolean };
+  | {
+      status: 'Open';
+      sessionStatus: CheckoutStatus;
+      cart: Cart;
+      attempt: number;
+      orderId: string | null;
+      noticed?: boolean;
+      updatesNoticed?: string[];
+    };
 
 export const initialState = (): CheckoutSession => ({ status: 'Empty' });
 
@@ -106,6 +120,8 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
       return state.status === 'Open' ? { ...state, sessionStatus: 'canceled' } : state;
     case 'CheckoutOrderNoticeRecorded':
       return state.status === 'Open' ? { ...state, noticed: true } : state;
+    case 'CheckoutOrderUpdateNoticeRecorded':
+      return state.status === 'Open' ? { ...state, updatesNoticed: [...(state.updatesNoticed ?? []), event.data.status] } : state;
     case 'CheckoutSessionChangeRefused':
       return state;
     default: {
@@ -128,6 +144,7 @@ export type FailCheckoutCompletion = Command<
 export type CancelCheckoutSession = Command<'CancelCheckoutSession', { sessionId: string }>;
 /** The outcome of the order_create notice to the agent's webhook; only the first is recorded. */
 export type RecordCheckoutOrderNotice = Command<'RecordCheckoutOrderNotice', CheckoutOrderNoticeRecorded['data']>;
+export type RecordCheckoutOrderUpdateNotice = Command<'RecordCheckoutOrderUpdateNotice', CheckoutOrderUpdateNoticeRecorded['data']>;
 
 export type CheckoutSessionCommand =
   | OpenCheckoutSession
@@ -136,7 +153,8 @@ export type CheckoutSessionCommand =
   | CompleteCheckoutSession
   | FailCheckoutCompletion
   | CancelCheckoutSession
-  | RecordCheckoutOrderNotice;
+  | RecordCheckoutOrderNotice
+  | RecordCheckoutOrderUpdateNotice;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 const cartBounds = (cart: Cart): ErrorDetail[] => {
@@ -223,6 +241,13 @@ export const decide = (command: CheckoutSessionCommand, state: CheckoutSession):
       if (session.sessionStatus !== 'completed' || session.orderId !== command.data.orderId || session.noticed) return [];
       return [{ type: 'CheckoutOrderNoticeRecorded', data: command.data }];
     }
+    case 'RecordCheckoutOrderUpdateNotice': {
+      const session = open(state, sessionId);
+      const { orderId, status } = command.data;
+      if (session.sessionStatus !== 'completed' || session.orderId !== orderId || (session.updatesNoticed ?? []).includes(status))
+        return [];
+      return [{ type: 'CheckoutOrderUpdateNoticeRecorded', data: command.data }];
+    }
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
@@ -252,6 +277,7 @@ export const checkoutSessionAggregate = defineAggregate({
       'CheckoutCompletionFailed',
       'CheckoutSessionCanceled',
       'CheckoutOrderNoticeRecorded',
+      'CheckoutOrderUpdateNoticeRecorded',
       'CheckoutSessionChangeRefused',
     ],
   },

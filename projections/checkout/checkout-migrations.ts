@@ -22,6 +22,16 @@ export const checkoutMigrations: ProjectionMigration[] = [
         instant(t, 'updated_at');
         t.index(['status']);
       });
+      // The order_update notices recorded, one per status the session's order moved to.
+      await db.schema.withSchema(schema).createTable('order_update_notices', (t) => {
+        t.uuid('session_id').notNullable();
+        t.text('status').notNullable();
+        t.boolean('delivered').notNullable();
+        t.integer('attempts').notNullable();
+        t.text('detail');
+        instant(t, 'recorded_at');
+        t.primary(['session_id', 'status']);
+      });
       await db.schema.withSchema(schema).createTable('agent_checkouts', (t) => {
         t.uuid('tenant_id').notNullable();
         t.uuid('org_id').notNullable();

@@ -75,6 +75,11 @@ const handlers: EventHandlers<CheckoutSessionEvent | AgentCheckoutEvent> = {
       .where({ id: sessionId })
       .update({ notice: JSON.stringify({ delivered, attempts, detail, at: at(event).toISOString() }) });
   },
+  CheckoutOrderUpdateNoticeRecorded: (event, { table }) => {
+    const { sessionId, status, delivered, attempts, detail } = event.data;
+    const row = { session_id: sessionId, status, delivered, attempts, detail, recorded_at: at(event) };
+    return table('order_update_notices').insert(row).onConflict(['session_id', 'status']).ignore();
+  },
   AgentCheckoutConfigured: (event, { table }) => {
     const row = {
       tenant_id: event.envelope.tenantId,

@@ -205,6 +205,26 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
       });
     }
     expect(await noticesOf()).toHaveLength(1);
+
+    // Its fulfilment moves follow as order_update events, in order, each recorded once.
+    for (const status of ['processing', 'shipped'])
+      ok(await tenant.request('POST', `/api/v1/oms/orders/${orderId}/status`, { status }), 202);
+    const updatesOf = async () =>
+      (await readEvents(ctx.service.namespace, checkoutSessionAggregate.events)).filter(
+        (event) => event.type === 'CheckoutOrderUpdateNoticeRecorded' && event.envelope.aggregateId === created.id,
+      );
+    const updates = await eventually(updatesOf, (events) => events.length >= 2);
+    expect(updates.map((event) => event.data)).toEqual(
+      ['processing', 'shipped'].map((status) => ({ sessionId: created.id, orderId, status, delivered: true, attempts: 1, detail: null })),
+    );
+    const announced = hooks.received.filter((hook) => String(hook.headers['request-id']).startsWith(`${created.id}/order_update/`));
+    expect(announced.map((hook) => JSON.parse(hook.body).data.status)).toEqual(['processing', 'shipped']);
+    for (const hook of announced) {
+      const header = String(hook.headers['merchant-signature']);
+      expect(acpWebhookProblems(JSON.parse(hook.body), header)).toEqual([]);
+      expect(signedBy(checkout.webhook_secret, header, hook.body)).toBe(true);
+      expect(JSON.parse(hook.body)).toMatchObject({ type: 'order_update', data: { id: orderId, checkout_session_id: created.id } });
+    }
   });
 
   it('out of stock between create and complete: the protocol’s error, no order, nothing reserved', async () => {

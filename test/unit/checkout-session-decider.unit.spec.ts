@@ -167,6 +167,20 @@ describe('checkout session decider', () => {
       .thenNothingHappened();
   });
 
+  it('records an order_update notice once per status of the completed order', () => {
+    const notice = { sessionId, orderId, status: 'shipped', delivered: true, attempts: 1, detail: null };
+    const recorded: CheckoutSessionEvent = { type: 'CheckoutOrderUpdateNoticeRecorded', data: notice };
+    given([opened(ready), started, completed])
+      .when({ type: 'RecordCheckoutOrderUpdateNotice', data: notice })
+      .then([recorded]);
+    given([opened(ready), started, completed, recorded])
+      .when({ type: 'RecordCheckoutOrderUpdateNotice', data: notice })
+      .thenNothingHappened();
+    given([opened(ready), started, completed, recorded])
+      .when({ type: 'RecordCheckoutOrderUpdateNotice', data: { ...notice, status: 'delivered' } })
+      .then([{ type: 'CheckoutOrderUpdateNoticeRecorded', data: { ...notice, status: 'delivered' } }]);
+  });
+
   it("sets the tenant's agent webhook, recording nothing when it is already so", () => {
     const data = { agentCheckoutId: 'a1', webhookUrl: 'https://agent.example.com/hooks' };
     const settings = DeciderSpecification.for(agentCheckoutDecider);
