@@ -6,7 +6,7 @@ import { cartProblems, cartTotals, type Cart } from '../../commands/acp/checkout
 import { checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../../commands/integrations/webhook-secret.ts';
 import { acpDeclaresStatus, acpProblems } from '../support/acp-checkout-schema.ts';
-import { FakeLedger, type SentCommand } from '../support/fake-ledger.ts';
+import { FakeLedger, type Decision, type SentCommand } from '../support/fake-ledger.ts';
 import { routeApp } from '../support/route-app.ts';
 
 const at = new Date('2026-11-26T10:00:00.000Z');
@@ -161,6 +161,41 @@ describe('ACP checkout routes', () => {
       expect(judged(response, '/checkout_sessions/{checkout_session_id}', 'GET', 'CheckoutSession')).toMatchObject({ code: 'not_found' });
     }
     expect(ledger.sent).toEqual([]);
+  });
+
+  it('completes a session whose completion was started (a retry after a crash) with the order already chosen, once', async () => {
+    await agent('POST', '/checkout_sessions', createBody);
+    const row = ledger.tables.checkout_sessions?.[0] as Record<string, any>;
+    const chosen = randomUUID();
+    const address = { name: 'Ada', line_one: '1 Rue', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
+    const cart = { ...row.cart, selectedOptionId: 'standard', fulfillmentDetails: JSON.stringify({ address }) };
+    Object.assign(row, { status: 'complete_in_progress', order_id: chosen, cart });
+    ledger.sent.length = 0;
+    ledger.decide = (command): Decision => {
+      if (command.type === 'PlaceOrder') {
+        const order = { id: chosen, tenant_id: tenantId, org_id: orgId, status: 'confirmed', rejection: null, line_items: [{ variantId }] };
+        return { rows: { orders: [order], stock_reservations: [{ order_id: chosen, status: 'reserved' }] } };
+      }
+      if (command.type === 'CompleteCheckoutSession') return { rows: { checkout_sessions: [{ ...row, status: 'completed' }] } };
+      return {};
+    };
+    const payment = { handler_id: 'card_tokenized', instrument: { type: 'card', credential: { type: 'spt', token: 'spt_1' } } };
+    expect(acpProblems('CheckoutSessionCompleteRequest', { payment_data: payment })).toEqual([]);
+    const response = await agent('POST', `/checkout_sessions/${String(row.id)}/complete`, { payment_data: payment });
+    expect(response.statusCode).toBe(200);
+    const body = judged(response, '/checkout_sessions/{checkout_session_id}/complete', 'POST', 'CheckoutSessionWithOrder');
+    expect(body).toMatchObject({ status: 'completed', order: { id: chosen, checkout_session_id: row.id, status: 'confirmed' } });
+    expect(ledger.sent.map((command) => [command.type, command.data.orderId])).toEqual([
+      ['StartCheckoutCompletion', chosen],
+      ['PlaceOrder', chosen],
+      ['CompleteCheckoutSession', chosen],
+    ]);
+    expect(ledger.sent[1]?.data).toMatchObject({
+      paymentProvider: 'card_tokenized',
+      paymentTransactionId: 'spt_1',
+      shippingTotal: '0',
+      lines: [{ variantId, locationId, quantity: 2, unitPrice: '12.50' }],
+    });
   });
 
   it('answers 503 as an ACP service_unavailable error while Kafka is down', async () => {
