@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
 import { exportNotifier } from '../consumers/export/export-notifier.ts';
+import { checkoutNotifier } from '../consumers/checkout/checkout-notifier.ts';
 import { exportWorker } from '../consumers/export/export-worker.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook-secret.ts';
 import { feedWorker } from '../consumers/feed/feed-worker.ts';
@@ -56,6 +57,12 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
         allowPrivateNetworks: config.NOTICE_ALLOW_PRIVATE_NETWORKS,
         from: config.NOTICE_FROM,
         linkSeconds: config.NOTICE_LINK_SECONDS,
+        noticesAtOnce: config.NOTICES_AT_ONCE,
+      }),
+      checkoutNotifier({
+        webhookSecretKey: config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY,
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        allowPrivateNetworks: config.NOTICE_ALLOW_PRIVATE_NETWORKS,
         noticesAtOnce: config.NOTICES_AT_ONCE,
       }),
       feedWorker({

@@ -16,6 +16,8 @@ import { deadLettersOf, pushDeadLetterAggregate } from './integrations/push-dead
 import { assessmentsOf, productQualityAggregate } from './quality/product-quality.ts';
 import { skuUsageAggregate } from './quality/sku-usage.ts';
 import { catalogFeedAggregate } from './ucp/catalog-feed.ts';
+import { checkoutSessionAggregate } from './acp/checkout-session.ts';
+import { agentCheckoutAggregate } from './acp/agent-checkout.ts';
 
 /** Every aggregate type, each run by its own single writer; this order is the event catalog's (docs/asyncapi.json). */
 export const aggregates: readonly SomeAggregate[] = [
@@ -38,4 +40,6 @@ export const aggregates: readonly SomeAggregate[] = [
   bulkJobAggregate,
   catalogExportAggregate,
   catalogFeedAggregate,
+  checkoutSessionAggregate,
+  agentCheckoutAggregate,
 ];

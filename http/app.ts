@@ -37,6 +37,10 @@ import webhookSecretRoutes, { webhookSecretsPlugin } from './routes/webhook-secr
 import templateRoutes from './routes/templates.ts';
 import exportRoutes from './routes/exports.ts';
 import validationRoutes from './routes/validation.ts';
+import agentCheckoutRoutes from './routes/agent-checkout.ts';
+import checkoutSessionRoutes from './routes/checkout-sessions.ts';
+import { acpScope } from './acp-edge.ts';
+import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook-secret.ts';
 
 /** Every response names its request: the client's `X-Correlation-ID` when it gave a usable one, else a generated UUID. */
 const CORRELATION_HEADER = 'x-correlation-id';
@@ -130,6 +134,8 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
     sendError(reply, { statusCode: 404, message: `no route for ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  // The agents' credentials derive from the key the webhook secrets do, and rotate with them (commands/acp/acp-credentials.ts).
+  const acpKey = config.WEBHOOK_SECRET_KEY ?? DEVELOPMENT_WEBHOOK_SECRET_KEY;
   await app.register(metricsPlugin, { metrics });
   await app.register(openapiPlugin);
   await app.register(rateLimitsPlugin, config);
@@ -205,8 +211,17 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
     async (api) => {
       apiScope(api);
       await api.register(catalogFeedRoutes, { linkSeconds: config.FEED_LINK_SECONDS });
+      await api.register(agentCheckoutRoutes, { key: acpKey, publicBaseUrl: config.PUBLIC_BASE_URL });
     },
     { prefix: '/api/v1/ucp' },
+  );
+  // Agentic checkout (ACP): agents authenticate with the tenant's API key and sign their requests (http/acp-edge.ts).
+  await app.register(
+    async (acp) => {
+      acpScope(acp, acpKey);
+      await acp.register(checkoutSessionRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
+    },
+    { prefix: '/api/v1/ucp/acp/:tenant_id/:org_id' },
   );
   // Push and webhook sit under /unified without a version (the spec); the push is authenticated like /api.
   await app.register(

@@ -10,6 +10,7 @@ import { webhookSecretsProjection } from './integrations/webhook-secrets-project
 import { omsProjection } from './oms/oms-projection.ts';
 import { validationProjection } from './validation/validation-projection.ts';
 import { feedProjection } from './feed/feed-projection.ts';
+import { checkoutProjection } from './checkout/checkout-projection.ts';
 
 export const projections: Projection[] = [
   catalogProjection,
@@ -23,6 +24,7 @@ export const projections: Projection[] = [
   bulkProjection,
   exportProjection,
   feedProjection,
+  checkoutProjection,
 ];
 
 export const projectionNamed = (name: string): Projection | undefined => projections.find((p) => p.name === name);

@@ -11,6 +11,8 @@ export type WebhookNotice = {
   url: string;
   /** The tenant's `whsec_` notice secrets: the current one, then the previous one while its grace lasts. */
   secrets: NoticeSecrets;
+  /** A protocol's own signature headers for an attempt instead of Standard Webhooks' (ACP's `Merchant-Signature`). */
+  signedHeaders?: (rawBody: string, timestamp: number) => Record<string, string>;
   /** The JSON text to send, exactly as signed (`noticeBody(notice)`). */
   body: string;
   /** The notice's id (the export's): the same on every attempt, so the receiver can dedupe. */
@@ -76,7 +78,12 @@ async function attempt(notice: WebhookNotice, fetchImpl: typeof fetch): Promise<
   try {
     const response = await fetchImpl(notice.url, {
       method: 'POST',
-      headers: { ...webhookNoticeHeaders(notice.secrets, notice.id, notice.body, timestamp), 'user-agent': 'commerce-ledger-notices/1' },
+      headers: {
+        ...(notice.signedHeaders
+          ? { 'content-type': 'application/json', ...notice.signedHeaders(notice.body, timestamp) }
+          : webhookNoticeHeaders(notice.secrets, notice.id, notice.body, timestamp)),
+        'user-agent': 'commerce-ledger-notices/1',
+      },
       body: notice.body,
       // A redirect is not followed: the receiver configured this URL, and following could send the notice anywhere.
       redirect: 'manual',

@@ -18,7 +18,8 @@ import {
  */
 type AcpObject = Record<string, unknown>;
 
-const fractionDigits = (currency: string): number => {
+/** The currency's ISO 4217 minor-unit digits (ICU's table), 2 for a code ICU does not know. */
+export const fractionDigits = (currency: string): number => {
   try {
     return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   } catch {

@@ -55,7 +55,7 @@ export function answer(
 ): { command: 'SELECT'; rows: unknown[]; rowCount: number } {
   if (!/^select /i.test(sql)) throw new UnreadableQuery(sql, 'a write (the routes only read the read models)');
   const statement = withoutParentheses(sql);
-  const from = / from "\w+"\."(\w+)"/.exec(statement);
+  const from = / from "[\w-]+"\."(\w+)"/.exec(statement);
   if (!from) throw new UnreadableQuery(sql, 'a query without a schema-qualified table');
   const table = from[1]!;
   const rows = tables[table] ?? [];

@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+import type { Cart } from '../../commands/acp/checkout-cart.ts';
+import type { CheckoutStatus } from '../../commands/acp/checkout-session.ts';
+import { liveSchema } from '../../ledger/projection.ts';
+import { checkoutProjection } from './checkout-projection.ts';
+
+export type Scope = { tenantId: string; orgId: string };
+
+const schema = liveSchema(checkoutProjection);
+
+export type CheckoutSessionRow = {
+  id: string;
+  tenant_id: string;
+  org_id: string;
+  status: CheckoutStatus;
+  currency: string;
+  cart: Cart;
+  subtotal: string;
+  shipping_total: string;
+  total: string;
+  order_id: string | null;
+  attempt: number;
+  last_failure: { order_id: string; reason: string; message: string } | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+/** The tenant's session; another tenant's is not found. */
+export const findCheckoutSession = (db: Knex, { tenantId, orgId }: Scope, id: string): Promise<CheckoutSessionRow | undefined> =>
+  db(`${schema}.checkout_sessions`).where({ tenant_id: tenantId, org_id: orgId, id }).first();
+
+export const findAgentCheckout = (db: Knex, { tenantId, orgId }: Scope): Promise<{ webhook_url: string | null } | undefined> =>
+  db(`${schema}.agent_checkouts`).where({ tenant_id: tenantId, org_id: orgId }).first('webhook_url');
+
+export type OwedOrderNotice = CheckoutSessionRow & { webhook_url: string };
+
+/** Completed sessions whose order_create notice has no recorded outcome, for tenants with an agent webhook. */
+export const orderNoticesOwed = (db: Knex, limit: number): Promise<OwedOrderNotice[]> =>
+  db
+    .select('s.*', 'a.webhook_url')
+    .from(`${schema}.checkout_sessions as s`)
+    .join(`${schema}.agent_checkouts as a`, function () {
+      this.on('a.tenant_id', 's.tenant_id').andOn('a.org_id', 's.org_id');
+    })
+    .where('s.status', 'completed')
+    .whereNull('s.notice')
+    .whereNotNull('a.webhook_url')
+    .orderBy('s.updated_at')
+    .limit(limit);
