@@ -124,6 +124,9 @@ export function acpScope(app: FastifyInstance, key: string): void {
       throw new AcpError(400, 'idempotency_key_required', 'Idempotency-Key header is required');
   });
 
+  // The tenant's admission and budgets, as everywhere under /api, once its key has named it (a 429 is an ACP error).
+  app.addHook('onRequest', app.rateLimits.admitTenant);
+
   // After the body is read, before it is validated: a forged body is refused before anything looks at it.
   app.addHook('preValidation', async (request) => {
     const timestamp = header(request, 'timestamp');
