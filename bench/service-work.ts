@@ -1,4 +1,4 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../ledger/kafka.ts';
 import pg from 'pg';
 import { withDatabase } from '../ledger/database.ts';
 import { brokerPid } from '../stack/kafka/kafka.ts';
@@ -58,7 +58,7 @@ export async function workCounter(options: { postgresServerUrl: string; brokers:
   const { database, namespace } = options;
   const stats = new pg.Client({ connectionString: withDatabase(options.postgresServerUrl, 'postgres') });
   await stats.connect();
-  const admin = new Kafka({ brokers: options.brokers, clientId: 'bench-work', logLevel: logLevel.NOTHING }).admin();
+  const admin = quietKafka(options.brokers, 'bench-work').admin();
   await admin.connect();
   const read = async (): Promise<Work> => {
     const { rows } = await stats.query<{ xacts: string; tuples: string }>(

@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka } from './kafka.ts';
 
 /** One consumer group's committed offsets (kafkajs `admin.fetchOffsets`): `-1` where it has committed nothing. */
 export type GroupOffsets = { group: string; topics: { topic: string; partitions: { partition: number; offset: string }[] }[] };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../ledger/kafka.ts';
 import { describe, expect, inject, it } from 'vitest';
 import { useServiceAndTenant, type ServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -162,7 +162,7 @@ describe('GET /metrics', () => {
     expect(catalogGroup(caughtUp)).toBe(true);
 
     // A consumer of the namespace that falls behind, then catches up: the gauge follows its committed offset exactly.
-    const kafka = new Kafka({ clientId: 'metrics-test', brokers: inject('stack').kafkaBrokers, logLevel: logLevel.NOTHING });
+    const kafka = quietKafka(inject('stack').kafkaBrokers, 'metrics-test');
     const admin = kafka.admin();
     const group = `${ns}.commerce-ledger.metrics-test-reader`;
     const consumer = kafka.consumer({ groupId: group });

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../ledger/kafka.ts';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeKafka } from '../../stack/kafka/kafka.ts';
@@ -41,7 +41,7 @@ describe('private dependencies of a test', () => {
 
   it('a Kafka broker stops, starts again on the same ports with its log, and leaves nothing behind', async () => {
     kafka = await startPrivateKafka('self-test-kafka');
-    const client = new Kafka({ brokers: kafka.brokers, clientId: 'private-self-test', logLevel: logLevel.NOTHING });
+    const client = quietKafka(kafka.brokers, 'private-self-test');
     const admin = client.admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: 'kept', numPartitions: 1 }] });

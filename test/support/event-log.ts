@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../ledger/kafka.ts';
 import { inject } from 'vitest';
 import { EventCodec } from '../../ledger/event-codec.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
@@ -8,7 +8,7 @@ import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 /** Reads an events topic from offset 0 to its current end, as a downstream subscriber would (read_committed). */
 export async function readEvents(namespace: string, topic: TopicSpec): Promise<RecordedEvent[]> {
   const stack = inject('stack');
-  const kafka = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'test-reader', logLevel: logLevel.NOTHING });
+  const kafka = quietKafka(stack.kafkaBrokers, 'test-reader');
   const codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
   const name = namespaced(namespace, topic.name);
   const admin = kafka.admin();
