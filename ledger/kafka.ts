@@ -87,6 +87,14 @@ export function partitionOfKey(key: string, partitions: number): number {
   return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
 }
 
+/**
+ * The end of each partition of a topic as a read_committed reader sees it (the last stable offset: a transaction still
+ * open ends it), by partition.
+ */
+export async function logEnds(admin: Admin, topic: string): Promise<Map<number, bigint>> {
+  return new Map((await admin.fetchTopicOffsets(topic)).map(({ partition, high }) => [partition, BigInt(high)]));
+}
+
 /** The named settings of topics, as the broker reports them (topic → setting → value). */
 export async function topicSettings(admin: Admin, topics: string[], names: string[]): Promise<Record<string, Record<string, string>>> {
   const configs = await admin.describeConfigs({

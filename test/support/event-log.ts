@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { quietKafka } from '../../ledger/kafka.ts';
+import { logEnds, quietKafka } from '../../ledger/kafka.ts';
 import { inject } from 'vitest';
 import { EventCodec } from '../../ledger/event-codec.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
@@ -13,7 +13,7 @@ export async function readEvents(namespace: string, topic: TopicSpec): Promise<R
   const name = namespaced(namespace, topic.name);
   const admin = kafka.admin();
   await admin.connect();
-  const ends = new Map((await admin.fetchTopicOffsets(name)).map((p) => [p.partition, BigInt(p.high)]));
+  const ends = await logEnds(admin, name);
   await admin.disconnect();
   const events: RecordedEvent[] = [];
   const pending = new Set([...ends].filter(([, high]) => high > 0n).map(([partition]) => partition));

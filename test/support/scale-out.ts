@@ -1,4 +1,4 @@
-import { partitionOfKey, quietKafka } from '../../ledger/kafka.ts';
+import { logEnds, partitionOfKey, quietKafka } from '../../ledger/kafka.ts';
 import { inject } from 'vitest';
 import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 import type { Tenant } from './client.ts';
@@ -98,7 +98,7 @@ export async function partitionCount(namespace: string, topic: TopicSpec): Promi
   const admin = kafka.admin();
   await admin.connect();
   try {
-    return (await admin.fetchTopicOffsets(namespaced(namespace, topic.name))).length;
+    return (await logEnds(admin, namespaced(namespace, topic.name))).size;
   } finally {
     await admin.disconnect();
   }
