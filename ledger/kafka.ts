@@ -23,9 +23,11 @@ import { sleep } from './sleep.ts';
 import type { PartSignals } from './supervisor.ts';
 import { rootCause, ThrottledLog } from './throttled-log.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
-import type { Replication } from './topic-replication.ts';
 
 export type { Admin, Consumer, ConsumerConfig, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+
+/** How many copies of each partition the cluster keeps, and how many must have a write before it is acknowledged. */
+export type Replication = { factor: number; minInsync: number };
 
 /** A record to append; without `partition` the producer places it by its key (murmur2, as the Java client does). */
 export type OutgoingRecord = {
