@@ -1,4 +1,4 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { logEnds, quietKafka } from '../ledger/kafka.ts';
 import { productAggregate } from '../commands/catalog/product.ts';
 import { productQualityAggregate } from '../commands/quality/product-quality.ts';
 import { namespaced } from '../ledger/topics.ts';
@@ -38,14 +38,13 @@ running.service = service;
 
 /** Reads the state changelogs to their ends in the bench process: records, and parsed records per second. */
 async function readChangelogs(): Promise<{ records: number; seconds: number }> {
-  const kafka = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'bench-restart', logLevel: logLevel.NOTHING });
+  const kafka = quietKafka(stack.kafkaBrokers, 'bench-restart');
   const admin = kafka.admin();
   await admin.connect();
   const topics = [productAggregate.state, productQualityAggregate.state].map((t) => namespaced(namespace, t.name));
   const remaining = new Map<string, bigint>();
   for (const topic of topics)
-    for (const { partition, high } of await admin.fetchTopicOffsets(topic))
-      if (high !== '0') remaining.set(`${topic}|${partition}`, BigInt(high));
+    for (const [partition, end] of await logEnds(admin, topic)) if (end > 0n) remaining.set(`${topic}|${partition}`, end);
   await admin.disconnect();
   const consumer = kafka.consumer({ groupId: uniqueName('bench-restart-read'), readUncommitted: false, maxWaitTimeInMs: 100 });
   let records = 0;

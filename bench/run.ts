@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { keyedProducer, quietKafka } from '../ledger/kafka.ts';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { orderRequest, stocked } from '../test/support/orders.ts';
@@ -64,12 +64,12 @@ await phase(`baseline: bare fastify POST (c=${C})`, N * 2, C, ['bench'], () =>
 await bare.close();
 
 // Baseline: raw kafkajs produce → consume round trip (acks=all, read_committed consumer).
-const kafka = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'bench', logLevel: logLevel.NOTHING });
+const kafka = quietKafka(stack.kafkaBrokers, 'bench');
 const topic = `bench-${randomUUID()}`;
 const admin = kafka.admin();
 await admin.connect();
 await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
-const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+const producer = keyedProducer(kafka, { idempotent: true, maxInFlightRequests: 1 });
 const consumer = kafka.consumer({ groupId: `bench-${randomUUID()}`, maxWaitTimeInMs: 100 });
 await Promise.all([producer.connect(), consumer.connect()]);
 await consumer.subscribe({ topic, fromBeginning: true });

@@ -1,4 +1,4 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { logEnds, quietKafka } from '../ledger/kafka.ts';
 import pg from 'pg';
 import { withDatabase } from '../ledger/database.ts';
 import { brokerPid } from '../stack/kafka/kafka.ts';
@@ -58,7 +58,7 @@ export async function workCounter(options: { postgresServerUrl: string; brokers:
   const { database, namespace } = options;
   const stats = new pg.Client({ connectionString: withDatabase(options.postgresServerUrl, 'postgres') });
   await stats.connect();
-  const admin = new Kafka({ brokers: options.brokers, clientId: 'bench-work', logLevel: logLevel.NOTHING }).admin();
+  const admin = quietKafka(options.brokers, 'bench-work').admin();
   await admin.connect();
   const read = async (): Promise<Work> => {
     const { rows } = await stats.query<{ xacts: string; tuples: string }>(
@@ -68,10 +68,10 @@ export async function workCounter(options: { postgresServerUrl: string; brokers:
     );
     const offsets = new Map<string, number>();
     for (const topic of (await admin.listTopics()).filter((t) => t.startsWith(`${namespace}.`))) {
-      const partitions = await admin.fetchTopicOffsets(topic);
+      const ends = [...(await logEnds(admin, topic)).values()];
       offsets.set(
         topic.slice(namespace.length + 1),
-        partitions.reduce((sum, p) => sum + Number(p.high), 0),
+        ends.reduce((sum, end) => sum + Number(end), 0),
       );
     }
     return { xacts: Number(rows[0]?.xacts ?? 0), tuples: Number(rows[0]?.tuples ?? 0), offsets };

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Partitioners, type TopicMessages } from 'kafkajs';
 import type { Knex } from 'knex';
 import { inboundDeadLetterAggregate, type RedriveInboundEvent } from '../commands/integrations/inbound-dead-letter.ts';
 import { itemPushAggregate, type RedriveItemPush } from '../commands/integrations/item-push.ts';
 import { loadConfig } from '../config.ts';
 import { kafkaBrokers } from '../ledger/config.ts';
 import { createKnex } from '../ledger/database.ts';
-import { createKafka } from '../ledger/kafka.ts';
+import { createKafka, keyedProducer, type TopicRecords } from '../ledger/kafka.ts';
 import { createLogger } from '../ledger/logger.ts';
 import { namespaced } from '../ledger/topics.ts';
 import { pendingInboundDeadLetters, type InboundDeadLetterRow } from '../projections/integrations/inbound-queries.ts';
@@ -185,7 +184,7 @@ const metadataOf = (row: Listed) => ({
 });
 
 /** The re-drive commands, keyed like the service's own so each lands on its aggregate's partition, by topic. */
-function redrives(namespace: string, rows: Listed[]): TopicMessages[] {
+function redrives(namespace: string, rows: Listed[]): TopicRecords[] {
   const pushes = rows.flatMap((row) => {
     if (row.kind !== 'push') return [];
     const command: RedriveItemPush = { type: 'RedriveItemPush', data: { itemPushId: row.id }, metadata: metadataOf(row) };
@@ -231,10 +230,9 @@ async function main(): Promise<number> {
     const rows = await selected(db, args.ids, args.kinds, args.filter);
     if (rows.length > 0) {
       const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, 'dlq');
-      const producer = createKafka(kafkaBrokers(config), 'commerce-ledger-dlq', logger).producer({
+      const producer = keyedProducer(createKafka(kafkaBrokers(config), 'commerce-ledger-dlq', logger), {
         idempotent: true,
         maxInFlightRequests: 1,
-        createPartitioner: Partitioners.DefaultPartitioner,
       });
       await producer.connect();
       try {

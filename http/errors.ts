@@ -1,14 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import kafkajs from 'kafkajs';
 import { CommandTimeoutError } from '../ledger/command-bus.ts';
 import { ConflictError, DomainError, NotFoundError, PayloadTooLargeError, ValidationError, type ErrorDetail } from '../ledger/errors.ts';
 import { UnavailableError } from '../ledger/dependencies.ts';
+import { isKafkaError } from '../ledger/kafka.ts';
 import { ProjectionLagError } from '../ledger/projection-waiter.ts';
-
-// kafkajs re-exports its errors with a spread, which Node's ESM named-export detection cannot see.
-const { KafkaJSError } = kafkajs;
 
 export class UnauthorizedError extends Error {}
 export class ForbiddenError extends Error {}
@@ -209,7 +206,7 @@ export function getHttpResponseFromError(error: unknown): HttpErrorResponse {
     return unavailable('the ledger did not answer in time; the request may still take effect, retry the read');
   }
   if (error instanceof UnavailableError) return unavailable(`${error.message}; a write in flight may still take effect`);
-  if (error instanceof KafkaJSError) return unavailable('the ledger is unavailable; retry later');
+  if (isKafkaError(error)) return unavailable('the ledger is unavailable; retry later');
   if (isDatabaseUnavailable(error)) return unavailable('the read models are unavailable; retry later');
   const status = (error as FastifyError | undefined)?.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {

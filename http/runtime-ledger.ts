@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { LedgerConfig } from '../ledger/config.ts';
 import { deserializeDomainError } from '../ledger/errors.ts';
+import { logEnds } from '../ledger/kafka.ts';
 import type { LogPosition } from '../ledger/message.ts';
 import type { Runtime } from '../ledger/runtime.ts';
 import { namespaced, type TopicSpec } from '../ledger/topics.ts';
@@ -22,10 +23,9 @@ export function runtimeLedger(runtime: Runtime, config: LedgerConfig): LedgerFac
     const admin = runtime.kafka.admin();
     await admin.connect();
     try {
-      const ends = await admin.fetchTopicOffsets(topic);
-      return ends
-        .filter(({ high }) => BigInt(high) > 0n)
-        .map(({ partition, high }) => ({ topic, partition, offset: (BigInt(high) - 1n).toString() }));
+      return [...(await logEnds(admin, topic))]
+        .filter(([, end]) => end > 0n)
+        .map(([partition, end]) => ({ topic, partition, offset: (end - 1n).toString() }));
     } finally {
       await admin.disconnect();
     }

@@ -1,4 +1,4 @@
-import type { Kafka, Message, RecordMetadata } from 'kafkajs';
+import type { Kafka, OutgoingRecord, WrittenRecords } from './kafka.ts';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import { ConflictError, DomainError, NotFoundError, serializeDomainError, type SerializedDomainError } from './errors.ts';
@@ -26,7 +26,7 @@ export type Touched<S> = { aggregateId: string; snapshot: Snapshot<S>; value: Bu
 /** Where a decision finds the states the round has changed so far. */
 export type TouchedView<S> = Pick<Map<string, Touched<S>>, 'get'>;
 /** A decision with the event records it writes and the state it leaves. */
-export type Decided<E, S> = { decision: Decision<E>; events: Message[]; eventBytes: number; next?: Touched<S> };
+export type Decided<E, S> = { decision: Decision<E>; events: OutgoingRecord[]; eventBytes: number; next?: Touched<S> };
 
 /** `stateStore`: where snapshots are kept beyond memory (none: all in memory, read from the changelog at each assignment). */
 export type WriterDeps = {
@@ -116,7 +116,7 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
    * went, from which each partition's changelog position past the round's state records (one per touched aggregate)
    * follows; without it, the store's position stays where it was.
    */
-  remember(touched: Map<string, Touched<S>>, written: RecordMetadata[] = []): void {
+  remember(touched: Map<string, Touched<S>>, written: WrittenRecords[] = []): void {
     const byPartition = new Map<number, KeptRecord<S>[]>();
     for (const [aggregateId, { snapshot, value, partition = UNPARTITIONED }] of touched) {
       const records = byPartition.get(partition) ?? [];
@@ -159,7 +159,7 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
     }
     const decision: Decision<E> = { command, aggregateId, events, outcome: 'accepted' };
     if (events.length === 0) return { decision, events: [], eventBytes: 0 };
-    const messages: Message[] = [];
+    const messages: OutgoingRecord[] = [];
     for (const [index, event] of events.entries()) {
       const value = await this.deps.codec.encode(this.topic.events, event, envelope(command, aggregateId, event, index));
       messages.push({ key: aggregateId, value, ...(partition === undefined ? {} : { partition }), headers: { 'event-type': event.type } });
@@ -201,7 +201,7 @@ export const envelope = (command: Command, aggregateId: string, event: Event, in
 export const eventIdOf = (command: Command, index: number): string => uuidv5(`${command.metadata.commandId}/${index}`, EVENT_ID_NAMESPACE);
 
 /** The state records of a round's touched aggregates. */
-export const stateMessages = <S>(touched: Map<string, Touched<S>>): Message[] =>
+export const stateMessages = <S>(touched: Map<string, Touched<S>>): OutgoingRecord[] =>
   [...touched].map(([aggregateId, { value, partition }]) => ({
     key: aggregateId,
     value,

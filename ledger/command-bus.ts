@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Partitioners, type Consumer, type Kafka, type Producer, type TopicMessages } from 'kafkajs';
 import type { CommandReply } from './command-reply.ts';
 import { PayloadTooLargeError } from './errors.ts';
 import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
-import { supervisedConsumer } from './kafka.ts';
+import { keyedProducer, supervisedConsumer, type Consumer, type Kafka, type Producer, type TopicRecords } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
@@ -35,7 +34,7 @@ export class CommandBus implements Part {
   private readonly repliesTopic: string;
   private readonly groupId: string;
   /** Concurrent requests' commands share one produce request rather than queueing behind each other's. */
-  private readonly outbox = new GroupCommit<TopicMessages>(async (topicMessages) => {
+  private readonly outbox = new GroupCommit<TopicRecords>(async (topicMessages) => {
     const producer = await this.connectedProducer();
     try {
       // One produce request stays under the record limit: a partition's records travel as one record batch.
@@ -151,10 +150,9 @@ export class CommandBus implements Part {
     let producer = this.producer;
     if (!producer) {
       // Few retries: while the broker is away a request should fail within a second or two, not after fifteen.
-      const client = this.kafka.producer({
+      const client = keyedProducer(this.kafka, {
         idempotent: true,
         maxInFlightRequests: 1,
-        createPartitioner: Partitioners.DefaultPartitioner,
         retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 3 },
       });
       producer = { client, connected: client.connect() };

@@ -1,4 +1,3 @@
-import type { Batch, Kafka, KafkaMessage, Message, Producer, RecordMetadata, TopicMessages } from 'kafkajs';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate, Follower } from './aggregate.ts';
 import {
@@ -13,7 +12,17 @@ import {
 import type { CommandReply } from './command-reply.ts';
 import type { EventCodec } from './event-codec.ts';
 import { consumedOffsets } from './group-commit.ts';
-import { inTransaction, retryTransient } from './kafka.ts';
+import {
+  inTransaction,
+  retryTransient,
+  type FetchedBatch,
+  type Kafka,
+  type FetchedRecord,
+  type OutgoingRecord,
+  type Producer,
+  type WrittenRecords,
+  type TopicRecords,
+} from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Event, LogPosition } from './message.ts';
 import { startTimer, timedTransaction, type ProcessorMetrics, type RoundTally } from './processor-metrics.ts';
@@ -40,12 +49,12 @@ export type ProcessorDeps = {
 
 const FOLLOWER_COMMAND_NAMESPACE = '9d4b2f61-6c0e-4f5e-8a9b-3e7d1c2a5b40';
 
-type Inbound = { batch: Batch; message: KafkaMessage };
+type Inbound = { batch: FetchedBatch; message: FetchedRecord };
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
 /** A follower's share of a round: its event records, the states it leaves and how many commands it accepted and refused. */
 type FollowerRound = {
   writer: AggregateWriter<Command, Event, unknown>;
-  events: Message[];
+  events: OutgoingRecord[];
   touched: Map<string, Touched<unknown>>;
   accepted: number;
   rejected: number;
@@ -139,7 +148,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, `${this.groupId}.restore`, cancelled)));
   }
 
-  private async decideAndCommit(task: PartitionTask, batches: Batch[]): Promise<void> {
+  private async decideAndCommit(task: PartitionTask, batches: FetchedBatch[]): Promise<void> {
     const inbox = batches.flatMap((batch) =>
       batch.messages
         .filter((message) => !task.committed.covers(batch.topic, batch.partition, message.offset))
@@ -262,7 +271,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   /** Commits a round; answers where its records were written. */
-  private async commitRound(producer: Producer, { decided, touched, followers, consumed }: Round<E, S>): Promise<RecordMetadata[]> {
+  private async commitRound(producer: Producer, { decided, touched, followers, consumed }: Round<E, S>): Promise<WrittenRecords[]> {
     return inTransaction(producer, async (transaction) => {
       const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
       const sentTo = new Map<number, number>();
@@ -273,7 +282,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         lastEvent.set(one, { partition: one.partition, index: index - 1 });
       }
       const { events, state } = this.writer.topic;
-      const topicMessages: TopicMessages[] = [
+      const topicMessages: TopicRecords[] = [
         { topic: events, messages: decided.flatMap((one) => one.events) },
         { topic: state, messages: stateMessages(touched) },
         ...followers.flatMap(({ writer, events: messages, touched: states }) => [

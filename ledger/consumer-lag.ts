@@ -1,8 +1,8 @@
-import type { Admin, Kafka } from 'kafkajs';
+import { logEnds, type Admin, type Kafka } from './kafka.ts';
 
 /** One consumer group's committed offsets (kafkajs `admin.fetchOffsets`): `-1` where it has committed nothing. */
 export type GroupOffsets = { group: string; topics: { topic: string; partitions: { partition: number; offset: string }[] }[] };
-/** The end of each topic's partitions (the high watermark, `admin.fetchTopicOffsets`'s `high`), by topic and partition. */
+/** The end of each topic's partitions (the high watermark, `logEnds`), by topic and partition. */
 export type LogEnds = ReadonlyMap<string, ReadonlyMap<number, string>>;
 export type ConsumerLagSample = { group: string; topic: string; partition: number; lag: number };
 
@@ -52,7 +52,7 @@ export type ConsumerLagOptions = {
 
 /**
  * Consumer lag per group, topic and partition, read from the brokers when scraped: one `listGroups`, one
- * `describeGroups`, one `fetchOffsets` per group and one `fetchTopicOffsets` per topic they read. At most one reading
+ * `describeGroups`, one `fetchOffsets` per group and one `logEnds` per topic they read. At most one reading
  * at a time; a scrape waits `timeoutMs` for it at most and otherwise serves the last values with their age.
  */
 export class ConsumerLagReader {
@@ -110,7 +110,7 @@ export class ConsumerLagReader {
       const topics = [...new Set(groups.flatMap(({ topics: read }) => read.map(({ topic }) => topic)))];
       // A topic gone since the group committed on it (deleted) leaves its partitions out, not the whole reading.
       const endsOf = async (topic: string) =>
-        new Map((await admin.fetchTopicOffsets(topic)).map(({ partition, high }) => [partition, high] as const));
+        new Map([...(await logEnds(admin, topic))].map(([partition, end]) => [partition, end.toString()] as const));
       const ends = new Map(
         await Promise.all(topics.map(async (topic) => [topic, await endsOf(topic).catch(() => new Map<number, string>())] as const)),
       );

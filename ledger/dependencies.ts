@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { quietKafka, type Admin } from './kafka.ts';
 import pg from 'pg';
 import type { Logger } from './logger.ts';
 import { errorField } from './throttled-log.ts';
@@ -132,14 +132,7 @@ export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string
   // One probe client per broker: Kafka is up while any broker answers (a cluster serves on with one broker away); a
   // single client would ask one seed broker, chosen at random, and call Kafka down whenever it picked the one away.
   const probes = urls.brokers.map((broker) => {
-    const kafka = new Kafka({
-      clientId: 'commerce-ledger-probe',
-      brokers: [broker],
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 1_000,
-      requestTimeout: PROBE_TIMEOUT_MS,
-      retry: { retries: 0 },
-    });
+    const kafka = quietKafka([broker], 'commerce-ledger-probe', { probe: { requestTimeoutMs: PROBE_TIMEOUT_MS } });
     let admin: Admin | undefined;
     const probe = async () => {
       admin ??= kafka.admin();

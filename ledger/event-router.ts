@@ -1,9 +1,8 @@
-import type { Batch, Kafka, Message, Producer } from 'kafkajs';
 import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import type { EventCodec } from './event-codec.ts';
 import { chunkBySize, consumedOffsets, recordBytes } from './group-commit.ts';
-import { inTransaction, retryTransient } from './kafka.ts';
+import { inTransaction, retryTransient, type FetchedBatch, type Kafka, type OutgoingRecord, type Producer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, CommandInput, Event, RecordedEvent } from './message.ts';
 import { timedTransaction, type ProcessorMetrics } from './processor-metrics.ts';
@@ -51,7 +50,7 @@ export type RouterDeps = {
 
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
 /** One consumed event and the command records it leads to. */
-type Routed = { consumed: Consumed; commands: { topic: string; record: Message }[] };
+type Routed = { consumed: Consumed; commands: { topic: string; record: OutgoingRecord }[] };
 
 /** A router's partition: its producer, and the offsets of its rounds that wrote nothing yet. */
 type RouterTask = PartitionTask & { held: HeldOffsets };
@@ -121,7 +120,7 @@ export class EventRouter {
     await this.partitions.stop();
   }
 
-  private async routeAndCommit(task: RouterTask, batches: Batch[]): Promise<void> {
+  private async routeAndCommit(task: RouterTask, batches: FetchedBatch[]): Promise<void> {
     const routed: Routed[] = [];
     for (const batch of batches) {
       for (const message of batch.messages) {
@@ -164,7 +163,7 @@ export class EventRouter {
 
   /** The commands of a run of events and those events' offsets (and any held ones), in one transaction. */
   private async commitRound(producer: Producer, round: Routed[], held: Consumed[]): Promise<void> {
-    const byTopic = new Map<string, Message[]>();
+    const byTopic = new Map<string, OutgoingRecord[]>();
     for (const { topic, record } of round.flatMap((r) => r.commands)) {
       const messages = byTopic.get(topic) ?? [];
       messages.push(record);
@@ -181,7 +180,7 @@ export class EventRouter {
     });
   }
 
-  private commandMessage(event: RecordedEvent, index: number, routed: RoutedCommand): Message {
+  private commandMessage(event: RecordedEvent, index: number, routed: RoutedCommand): OutgoingRecord {
     const command: Command = {
       ...routed.command,
       metadata: {

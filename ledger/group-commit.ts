@@ -1,4 +1,4 @@
-import type { Batch, ConsumerRunConfig, EachBatchPayload, Message, TopicOffsets } from 'kafkajs';
+import type { FetchedBatch, ConsumerRunConfig, EachBatchPayload, OutgoingRecord, TopicOffsets } from './kafka.ts';
 
 /**
  * Group commit for a consumer reading several partitions: batches handed over while a transaction is in
@@ -47,7 +47,7 @@ export class GroupCommit<T> {
 export const MAX_PARTITIONS = 64;
 
 /** The offsets to commit once a group of batches is done: per topic and partition, past its last message. */
-export function consumedOffsets(batches: Pick<Batch, 'topic' | 'partition' | 'lastOffset'>[]): TopicOffsets[] {
+export function consumedOffsets(batches: Pick<FetchedBatch, 'topic' | 'partition' | 'lastOffset'>[]): TopicOffsets[] {
   const next = new Map<string, Map<number, bigint>>();
   for (const batch of batches) {
     const partitions = next.get(batch.topic) ?? new Map<number, bigint>();
@@ -65,7 +65,7 @@ export function consumedOffsets(batches: Pick<Batch, 'topic' | 'partition' | 'la
  * How a consumer hands its batches to a group commit: every assigned partition at once, and a batch's offset
  * resolved only once the group it joined has committed.
  */
-export const groupCommitRun = (group: GroupCommit<Batch>, { autoCommit }: { autoCommit: boolean }): ConsumerRunConfig => ({
+export const groupCommitRun = (group: GroupCommit<FetchedBatch>, { autoCommit }: { autoCommit: boolean }): ConsumerRunConfig => ({
   autoCommit,
   eachBatchAutoResolve: false,
   partitionsConsumedConcurrently: MAX_PARTITIONS,
@@ -97,7 +97,7 @@ export function chunkBySize<T>(items: T[], sizeOf: (item: T) => number, limit: n
 }
 
 /** A record's weight against the record limit: key, value and a margin for headers and framing. */
-export const recordBytes = (message: Pick<Message, 'key' | 'value'>): number =>
+export const recordBytes = (message: Pick<OutgoingRecord, 'key' | 'value'>): number =>
   (message.value ? Buffer.byteLength(message.value) : 0) + (message.key ? Buffer.byteLength(message.key) : 0) + 128;
 
 /**
@@ -117,7 +117,7 @@ export class CommittedPositions {
     if (next > (this.next.get(key) ?? 0n)) this.next.set(key, next);
   }
 
-  advance(consumed: Pick<Batch, 'topic' | 'partition' | 'lastOffset'>[]): void {
+  advance(consumed: Pick<FetchedBatch, 'topic' | 'partition' | 'lastOffset'>[]): void {
     for (const { topic, partitions } of consumedOffsets(consumed)) {
       for (const { partition, offset } of partitions) {
         const key = `${topic}:${partition}`;

@@ -1,4 +1,9 @@
-import {
+/**
+ * The Kafka port: the one module that knows the client library. The runtime, the processors, the workers, the CLIs, the
+ * benches and the tests reach Kafka through what this module exports, so a change of client is a change of this file.
+ */
+import kafkajs, {
+  AssignerProtocol,
   Kafka,
   logLevel,
   Partitioners,
@@ -7,7 +12,10 @@ import {
   type ConsumerConfig,
   type ITopicConfig,
   type LogEntry,
+  type PartitionAssigner,
+  type PartitionMetadata,
   type Producer,
+  type ProducerConfig,
   type Transaction,
 } from 'kafkajs';
 import type { Logger } from './logger.ts';
@@ -15,7 +23,111 @@ import { sleep } from './sleep.ts';
 import type { PartSignals } from './supervisor.ts';
 import { rootCause, ThrottledLog } from './throttled-log.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
-import type { Replication } from './topic-replication.ts';
+
+export type { Admin, Consumer, ConsumerConfig, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+
+/** How many copies of each partition the cluster keeps, and how many must have a write before it is acknowledged. */
+export type Replication = { factor: number; minInsync: number };
+
+/** A record to append; without `partition` the producer places it by its key (murmur2, as the Java client does). */
+export type OutgoingRecord = {
+  key?: Buffer | string | null;
+  value: Buffer | string | null;
+  partition?: number;
+  headers?: Record<string, string>;
+};
+/** Records to append to one topic. */
+export type TopicRecords = { topic: string; messages: OutgoingRecord[] };
+/** Where a write's records of one topic-partition went: `baseOffset` is the offset of the first. */
+export type WrittenRecords = { topicName: string; partition: number; baseOffset?: string };
+/** A record as fetched. */
+export type FetchedRecord = {
+  key: Buffer | null;
+  value: Buffer | null;
+  offset: string;
+  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+};
+/** Consecutive records of one partition, as fetched. */
+export type FetchedBatch = { topic: string; partition: number; messages: FetchedRecord[]; lastOffset(): string };
+/** Offsets to commit (each the next offset to read), by topic and partition. */
+export type TopicOffsets = { topic: string; partitions: { partition: number; offset: string }[] };
+
+// kafkajs re-exports its errors with a spread, which Node's ESM named-export detection cannot see.
+const { KafkaJSError, KafkaJSConnectionError } = kafkajs;
+
+/** Whether an error comes from the Kafka client (a broker unreachable, a request refused or timed out). */
+export const isKafkaError = (error: unknown): boolean => error instanceof KafkaJSError;
+
+/** The error the client raises when it cannot reach a broker (for tests of what the service makes of it). */
+export const kafkaConnectionError = (message: string): Error => new KafkaJSConnectionError(message);
+
+/**
+ * A client that logs nothing, for probes, CLIs, benches and tests (their own output says what went wrong). `probe`:
+ * short timeouts and no retries, so a question to a broker that is away is answered within about a second.
+ */
+export const quietKafka = (brokers: string[], clientId: string, options: { probe?: { requestTimeoutMs: number } } = {}): Kafka =>
+  new Kafka({
+    clientId,
+    brokers,
+    logLevel: logLevel.NOTHING,
+    ...(options.probe ? { connectionTimeout: 1_000, requestTimeout: options.probe.requestTimeoutMs, retry: { retries: 0 } } : {}),
+  });
+
+/** A producer that places a keyed record where the Java client (and the service) does: murmur2 of the key. */
+export const keyedProducer = (kafka: Kafka, config: Omit<ProducerConfig, 'createPartitioner'> = {}): Producer =>
+  kafka.producer({ ...config, createPartitioner: Partitioners.DefaultPartitioner });
+
+/** The partition the service's producers give a record keyed by `key` on a topic of `partitions`. */
+export function partitionOfKey(key: string, partitions: number): number {
+  const partitionMetadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+  }));
+  return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
+}
+
+/**
+ * The end of each partition of a topic as a read_committed reader sees it (the last stable offset: a transaction still
+ * open ends it), by partition.
+ */
+export async function logEnds(admin: Admin, topic: string): Promise<Map<number, bigint>> {
+  return new Map((await admin.fetchTopicOffsets(topic)).map(({ partition, high }) => [partition, BigInt(high)]));
+}
+
+/** The named settings of topics, as the broker reports them (topic → setting → value). */
+export async function topicSettings(admin: Admin, topics: string[], names: string[]): Promise<Record<string, Record<string, string>>> {
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: names })),
+  });
+  return Object.fromEntries(
+    configs.resources.map((r) => [r.resourceName, Object.fromEntries(r.configEntries.map((e) => [e.configName, e.configValue]))]),
+  );
+}
+
+/** A group of one member that is given exactly `partitions` of `topic` (kafkajs has no manual assignment). */
+export const fixedAssignment =
+  (topic: string, partitions: number[]): PartitionAssigner =>
+  () => ({
+    name: 'FixedPartitions',
+    version: 1,
+    assign: async ({ members }) =>
+      members.map(({ memberId }, index) => ({
+        memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 1,
+          assignment: index === 0 ? { [topic]: partitions } : {},
+          userData: Buffer.alloc(0),
+        }),
+      })),
+    protocol: ({ topics }) => ({
+      name: 'FixedPartitions',
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
+    }),
+  });
 
 const levels: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -56,11 +168,10 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger)
  * id fences a previous incarnation of the same writer, on this instance or another, and aborts that one's open transaction.
  */
 export const transactionalProducer = (kafka: Kafka, transactionalId: string): Producer =>
-  kafka.producer({
+  keyedProducer(kafka, {
     transactionalId,
     idempotent: true,
     maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
     // A coordinator still writing the previous commit's markers (CONCURRENT_TRANSACTIONS) is done within a few ms:
     // back to back, a 2 ms first pause costs 4.9 ms a transaction against 10.3 ms with 10 ms (the default is 100 ms).
     retry: { initialRetryTime: 2, maxRetryTime: 1_000, retries: 15 },

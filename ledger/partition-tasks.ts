@@ -1,6 +1,18 @@
-import type { Admin, Batch, Consumer, ConsumerRunConfig, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import { CommittedPositions, GroupCommit, MAX_PARTITIONS } from './group-commit.ts';
-import { BATCHED_FETCH, disconnectQuietly, retryTransient, supervisedConsumer, transactionalProducer } from './kafka.ts';
+import {
+  BATCHED_FETCH,
+  disconnectQuietly,
+  retryTransient,
+  supervisedConsumer,
+  transactionalProducer,
+  type Admin,
+  type FetchedBatch,
+  type Consumer,
+  type ConsumerRunConfig,
+  type EachBatchPayload,
+  type Kafka,
+  type Producer,
+} from './kafka.ts';
 import type { PartSignals } from './supervisor.ts';
 
 /**
@@ -14,7 +26,7 @@ export type PartitionTask = {
   partition: number;
   producer: Producer;
   /** Batches handed over while this partition's transaction is in flight commit together in its next one. */
-  group: GroupCommit<Batch>;
+  group: GroupCommit<FetchedBatch>;
   committed: CommittedPositions;
   /** Settled once the producer is open and the task's own preparation (a state restore) is done. */
   ready: Promise<void>;
@@ -23,7 +35,7 @@ export type PartitionTask = {
 /** What a kind of part does with its partitions' tasks. */
 export type TaskKind<T extends PartitionTask> = {
   /** The task's rounds: called with the batches of its partition that a group commit gathered. */
-  run: (task: T, batches: Batch[]) => Promise<void>;
+  run: (task: T, batches: FetchedBatch[]) => Promise<void>;
   /** Adds what a kind of part keeps per partition to a new task. */
   extend: (task: PartitionTask) => T;
   /**
@@ -129,7 +141,7 @@ class PartitionTasks<T extends PartitionTask> {
         topic,
         partition,
         producer: transactionalProducer(kafka, partitionTransactionalId(groupId, topic, partition)),
-        group: new GroupCommit<Batch>((batches) => this.options.run(task, batches)),
+        group: new GroupCommit<FetchedBatch>((batches) => this.options.run(task, batches)),
         committed: new CommittedPositions(),
         ready,
       });

@@ -1,4 +1,4 @@
-import type { Consumer } from 'kafkajs';
+import type { Consumer } from './kafka.ts';
 
 /** How often a consumer on periodic commits commits its group offsets. */
 export const OFFSET_COMMIT_INTERVAL_MS = 5_000;

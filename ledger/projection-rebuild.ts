@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { logEnds } from './kafka.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { ProjectionRunner, projectionGroupId, projectionLockStatement, type RunnerDeps } from './projection-runner.ts';
 import { Supervisor } from './supervisor.ts';
@@ -151,7 +152,7 @@ export async function rebuildProjection(deps: RunnerDeps, projection: Projection
     const ends: Checkpoints = new Map();
     try {
       for (const name of ownTopics) {
-        for (const p of await admin.fetchTopicOffsets(name)) ends.set(key(name, p.partition), BigInt(p.high) - 1n);
+        for (const [partition, end] of await logEnds(admin, name)) ends.set(key(name, partition), end - 1n);
       }
     } finally {
       await admin.disconnect();

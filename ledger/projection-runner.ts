@@ -1,9 +1,8 @@
-import type { Batch, Consumer, Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import pg, { type ClientBase, type QueryResult } from 'pg';
 import type { EventCodec } from './event-codec.ts';
 import { GroupCommit, groupCommitRun } from './group-commit.ts';
-import { supervisedConsumer } from './kafka.ts';
+import { supervisedConsumer, type FetchedBatch, type Consumer, type Kafka } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
@@ -61,7 +60,7 @@ export const projectionLockStatement = (projection: Pick<Projection, 'name'>): s
 export const projectionGroupId = (namespace: string, projection: Pick<Projection, 'name'>, generation: string): string =>
   namespaced(namespace, `commerce-ledger.projection.${projection.name}.${generation}`);
 
-type DecodedBatch = { batch: Batch; events: RecordedEvent[] };
+type DecodedBatch = { batch: FetchedBatch; events: RecordedEvent[] };
 
 /** A projection of a runner, with the schema it writes and the namespaced topics it reads. */
 type Member = { projection: Projection; schema: string; topics: ReadonlySet<string> };
@@ -104,7 +103,7 @@ export class ProjectionRunner {
   private commits?: PeriodicCommit;
   /** By partition (`partitionKey`): its topic and the events behind the log's end at its last batch. */
   private readonly lag = new Map<string, { topic: string; lag: number }>();
-  private readonly group = new GroupCommit<Batch>((batches) => this.applyBatches(batches));
+  private readonly group = new GroupCommit<FetchedBatch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
 
   /** `projection`: one projection, or a group of projections (see `projectionGroups`). */
@@ -268,7 +267,7 @@ export class ProjectionRunner {
    * batches, which either names the event that cannot be applied (`ProjectionEventError`) or, if every event applies,
    * commits the group all the same.
    */
-  private async applyBatches(batches: Batch[]): Promise<void> {
+  private async applyBatches(batches: FetchedBatch[]): Promise<void> {
     const decoded = await this.decode(batches);
     try {
       await this.applyGroup(decoded, 'whole');
@@ -279,7 +278,7 @@ export class ProjectionRunner {
     for (const { batch } of decoded) this.options.onBatch?.(batch.topic, batch.partition, batch.lastOffset());
   }
 
-  private async decode(batches: Batch[]): Promise<DecodedBatch[]> {
+  private async decode(batches: FetchedBatch[]): Promise<DecodedBatch[]> {
     const decoded: DecodedBatch[] = [];
     for (const batch of batches) {
       const events: RecordedEvent[] = [];

@@ -1,4 +1,4 @@
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from './kafka.ts';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { leadersOf, type SomeAggregate } from './aggregate.ts';

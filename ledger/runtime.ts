@@ -1,4 +1,3 @@
-import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import { topicsOf, type SomeAggregate } from './aggregate.ts';
 import type { CommandBus } from './command-bus.ts';
@@ -7,7 +6,7 @@ import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './d
 import { createKnex, createPool, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
-import { createKafka, ensureTopics } from './kafka.ts';
+import { createKafka, ensureTopics, type Kafka } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Projection } from './projection.ts';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AssignerProtocol, type Kafka, type PartitionAssigner, type Producer } from 'kafkajs';
 import type { RememberedRequests } from './idempotency.ts';
-import { inTransaction } from './kafka.ts';
+import { fixedAssignment, inTransaction, type Kafka, type Producer } from './kafka.ts';
 
 export type Owner = { tenantId: string; orgId: string };
 /**
@@ -31,27 +30,6 @@ export async function writeBarrier(producer: Producer, topics: string[], partiti
 
 /** A partition's barrier: its id and its offset in each state changelog. */
 export type Barrier = { id: string; offsets: Map<string, bigint> };
-
-/** A group of one member that is given exactly `partitions` of `topic` (kafkajs has no manual assignment). */
-const fixedAssignment =
-  (topic: string, partitions: number[]): PartitionAssigner =>
-  () => ({
-    name: 'FixedPartitions',
-    version: 1,
-    assign: async ({ members }) =>
-      members.map(({ memberId }, index) => ({
-        memberId,
-        memberAssignment: AssignerProtocol.MemberAssignment.encode({
-          version: 1,
-          assignment: index === 0 ? { [topic]: partitions } : {},
-          userData: Buffer.alloc(0),
-        }),
-      })),
-    protocol: ({ topics }) => ({
-      name: 'FixedPartitions',
-      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
-    }),
-  });
 
 /**
  * Reads the given partitions of a compacted state changelog up to their barriers (`barriers`: partition → barrier id),

@@ -1,11 +1,7 @@
-import kafkajs, { type Admin } from 'kafkajs';
+import { topicSettings, type Admin, type Replication } from './kafka.ts';
 import { sleep } from './sleep.ts';
 
-// kafkajs (CommonJS) names this export only on its default object under Node's ESM loader.
-const { ConfigResourceTypes } = kafkajs;
-
-/** How many copies of each partition the cluster keeps, and how many must have a write before it is acknowledged. */
-export type Replication = { factor: number; minInsync: number };
+export type { Replication } from './kafka.ts';
 
 /**
  * The replication the service's topics get: the settings where given, else what the cluster can hold — 3 and 2 on three
@@ -39,13 +35,8 @@ export async function topicReplication(admin: Admin, names: string[]): Promise<M
 
 async function readReplication(admin: Admin, names: string[]): Promise<Map<string, Replication>> {
   const { topics } = await admin.fetchTopicMetadata({ topics: names });
-  const { resources } = await admin.describeConfigs({
-    includeSynonyms: false,
-    resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas'] })),
-  });
-  const minInsyncOf = new Map(
-    resources.map((r) => [r.resourceName, Number(r.configEntries.find((e) => e.configName === 'min.insync.replicas')?.configValue ?? 1)]),
-  );
+  const settings = await topicSettings(admin, names, ['min.insync.replicas']);
+  const minInsyncOf = new Map(Object.entries(settings).map(([name, values]) => [name, Number(values['min.insync.replicas'] ?? 1)]));
   return new Map(
     topics.map((topic) => [
       topic.name,

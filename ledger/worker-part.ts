@@ -1,4 +1,4 @@
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from './kafka.ts';
 import type { Knex } from 'knex';
 import type { CommandBus } from './command-bus.ts';
 import type { DependencyMonitor } from './dependencies.ts';

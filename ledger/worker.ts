@@ -1,5 +1,4 @@
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer } from './kafka.ts';
+import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer, type Consumer, type EachBatchPayload, type FetchedRecord } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Worker, WorkerDeps } from './runtime.ts';
 import { sleep } from './sleep.ts';
@@ -236,7 +235,7 @@ class WorkerPart implements Part {
   }
 }
 
-const messageOf = (topic: string, partition: number, record: KafkaMessage): TopicMessage => ({
+const messageOf = (topic: string, partition: number, record: FetchedRecord): TopicMessage => ({
   topic,
   partition,
   offset: record.offset,

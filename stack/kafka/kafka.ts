@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../ledger/kafka.ts';
 import { mavenClasspath } from '../maven-classpath.ts';
 import { envPort, livePid, logsDir, portOpen, spawnDetached, stopProcess, waitUntil, type Log } from '../process-control.ts';
 
@@ -80,14 +80,7 @@ export function clusterSites({
 }
 
 export async function describeKafka(brokers: string[]): Promise<{ clusterId: string; brokers: number } | undefined> {
-  const admin = new Kafka({
-    clientId: 'stack-probe',
-    brokers,
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 1000,
-    requestTimeout: 3000,
-    retry: { retries: 0 },
-  }).admin();
+  const admin = quietKafka(brokers, 'stack-probe', { probe: { requestTimeoutMs: 3_000 } }).admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();

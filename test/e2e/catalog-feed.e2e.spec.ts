@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { logEnds, quietKafka } from '../../ledger/kafka.ts';
 import { describe, expect, inject, it } from 'vitest';
 import { catalogFeedAggregate, catalogFeedIdOf } from '../../commands/ucp/catalog-feed.ts';
 import { namespaced } from '../../ledger/topics.ts';
@@ -119,13 +119,13 @@ async function variant(tenant: Tenant, productId: string, body: Record<string, u
 /** CatalogFeedPublished events of one feed in the log. */
 async function publicationsOf(tenant: Tenant): Promise<number> {
   const { kafkaBrokers } = inject('stack');
-  const kafka = new Kafka({ clientId: 'feed-e2e', brokers: kafkaBrokers, logLevel: logLevel.NOTHING });
+  const kafka = quietKafka(kafkaBrokers, 'feed-e2e');
   const topic = namespaced(ctx.service.namespace, catalogFeedAggregate.events.name);
   const admin = kafka.admin();
   await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topic);
+  const ends = await logEnds(admin, topic);
   await admin.disconnect();
-  const remaining = new Map(ends.filter((e) => e.high !== '0').map((e) => [e.partition, BigInt(e.high)]));
+  const remaining = new Map([...ends].filter(([, end]) => end > 0n));
   const feedId = catalogFeedIdOf(tenant.tenantId, tenant.orgId);
   let count = 0;
   if (remaining.size === 0) return 0;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { logEnds, quietKafka } from '../../ledger/kafka.ts';
 import { describe, expect, inject, it } from 'vitest';
 import { useServiceAndTenant, type ServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -162,25 +162,25 @@ describe('GET /metrics', () => {
     expect(catalogGroup(caughtUp)).toBe(true);
 
     // A consumer of the namespace that falls behind, then catches up: the gauge follows its committed offset exactly.
-    const kafka = new Kafka({ clientId: 'metrics-test', brokers: inject('stack').kafkaBrokers, logLevel: logLevel.NOTHING });
+    const kafka = quietKafka(inject('stack').kafkaBrokers, 'metrics-test');
     const admin = kafka.admin();
     const group = `${ns}.commerce-ledger.metrics-test-reader`;
     const consumer = kafka.consumer({ groupId: group });
     await admin.connect();
     try {
-      const ends = await admin.fetchTopicOffsets(commands);
-      const busiest = ends.reduce((a, b) => (Number(b.high) > Number(a.high) ? b : a));
-      const end = Number(busiest.high);
+      const [partition, end] = [...(await logEnds(admin, commands))]
+        .map(([p, e]) => [p, Number(e)] as const)
+        .reduce((a, b) => (b[1] > a[1] ? b : a));
       expect(end).toBeGreaterThan(0);
       const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
       await consumer.connect();
       await consumer.subscribe({ topic: commands, fromBeginning: true });
       await consumer.run({ autoCommit: false, eachMessage: async () => undefined });
       await joined;
-      const labels = { group, topic: commands, partition: String(busiest.partition) };
-      await consumer.commitOffsets([{ topic: commands, partition: busiest.partition, offset: '0' }]);
+      const labels = { group, topic: commands, partition: String(partition) };
+      await consumer.commitOffsets([{ topic: commands, partition, offset: '0' }]);
       await scrapeUntil((samples) => valueOf(samples, 'ledger_consumer_lag', labels) === end);
-      await consumer.commitOffsets([{ topic: commands, partition: busiest.partition, offset: String(end) }]);
+      await consumer.commitOffsets([{ topic: commands, partition, offset: String(end) }]);
       await scrapeUntil((samples) => find(samples, 'ledger_consumer_lag', labels)[0]?.value === 0);
     } finally {
       await consumer.disconnect().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { keyedProducer, quietKafka } from '../../ledger/kafka.ts';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { inboundDeadLetterAggregate, type RedriveInboundEvent } from '../../commands/integrations/inbound-dead-letter.ts';
 import { namespaced } from '../../ledger/topics.ts';
@@ -327,9 +327,7 @@ describe('an event that can never be mapped', () => {
 
     // The operator's re-drive (what the DLQ CLI sends): the mapping takes it again, fails the same way, files it again.
     const stack = inject('stack');
-    const producer = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'order-mapping-e2e', logLevel: logLevel.NOTHING }).producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+    const producer = keyedProducer(quietKafka(stack.kafkaBrokers, 'order-mapping-e2e'));
     await producer.connect();
     try {
       const command: RedriveInboundEvent = {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigResourceTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ensureTopics } from '../../ledger/kafka.ts';
+import { ensureTopics, quietKafka, topicSettings, type Admin } from '../../ledger/kafka.ts';
 import { topic } from '../../ledger/topics.ts';
 
 /** What start-up asks of the broker: the topics made once, with their settings, and a refusal named at once. */
@@ -11,7 +10,7 @@ describe('ensureTopics on the real broker', () => {
   const specs = [topic('catalog.thing.events.v1', 'events', 'id'), topic('catalog.thing.state.v1', 'state', 'id')];
 
   beforeAll(async () => {
-    admin = new Kafka({ clientId: 'int-ensure-topics', brokers: inject('stack').kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
+    admin = quietKafka(inject('stack').kafkaBrokers, 'int-ensure-topics').admin();
     await admin.connect();
   });
 
@@ -28,13 +27,7 @@ describe('ensureTopics on the real broker', () => {
     const metadata = await admin.fetchTopicMetadata({ topics: names });
     const partitions = Object.fromEntries(metadata.topics.map((t) => [t.name, t.partitions.length]));
     expect(partitions).toEqual(Object.fromEntries(names.map((name) => [name, 3])));
-    const configs = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy', 'max.message.bytes'] })),
-    });
-    const settings = Object.fromEntries(
-      configs.resources.map((r) => [r.resourceName, Object.fromEntries(r.configEntries.map((e) => [e.configName, e.configValue]))]),
-    );
+    const settings = await topicSettings(admin, names, ['cleanup.policy', 'max.message.bytes']);
     expect(settings[names[0]!]).toEqual({ 'cleanup.policy': 'delete', 'max.message.bytes': String(1_000_000 + 64 * 1024) });
     expect(settings[names[1]!]).toEqual({ 'cleanup.policy': 'compact', 'max.message.bytes': String(1_000_000 + 64 * 1024) });
   });

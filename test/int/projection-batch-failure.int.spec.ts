@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from '../../ledger/kafka.ts';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import pino from 'pino';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from '../../ledger/kafka.ts';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import pino from 'pino';

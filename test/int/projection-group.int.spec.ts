@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandAggregate, type BrandCreated } from '../../commands/catalog/brand.ts';
 import type { EventCodec } from '../../ledger/event-codec.ts';
-import { ensureTopics } from '../../ledger/kafka.ts';
+import { ensureTopics, type Kafka } from '../../ledger/kafka.ts';
 import { liveSchema, projection } from '../../ledger/projection.ts';
 import { ProjectionRunner } from '../../ledger/projection-runner.ts';
 import { Supervisor } from '../../ledger/supervisor.ts';

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ensureTopics, inTransaction, isTransientTransactionError, retryTransient, transactionalProducer } from '../../ledger/kafka.ts';
+import {
+  ensureTopics,
+  inTransaction,
+  isTransientTransactionError,
+  retryTransient,
+  transactionalProducer,
+  quietKafka,
+  type Kafka,
+  type Admin,
+  type Producer,
+} from '../../ledger/kafka.ts';
 import { topic as topicSpec } from '../../ledger/topics.ts';
 
 /**
@@ -16,7 +25,7 @@ describe('transactions on the real broker', () => {
   const topic = `int-transactions-${randomUUID()}`;
 
   beforeAll(async () => {
-    kafka = new Kafka({ clientId: 'int-transactions', brokers: inject('stack').kafkaBrokers, logLevel: logLevel.NOTHING });
+    kafka = quietKafka(inject('stack').kafkaBrokers, 'int-transactions');
     admin = kafka.admin();
     await admin.connect();
     // ensureTopics rides out KRaft answering the leader check before the new topic's metadata has spread.

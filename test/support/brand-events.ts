@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import knexFactory, { type Knex } from 'knex';
 import type pg from 'pg';
 import { inject } from 'vitest';
 import { brandAggregate } from '../../commands/catalog/brand.ts';
 import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { EventCodec } from '../../ledger/event-codec.ts';
-import { createKafka, ensureTopics } from '../../ledger/kafka.ts';
+import { createKafka, ensureTopics, keyedProducer, quietKafka, type Kafka } from '../../ledger/kafka.ts';
 import type { Logger } from '../../ledger/logger.ts';
 
 /**
@@ -14,9 +13,7 @@ import type { Logger } from '../../ledger/logger.ts';
  * events topic, as a processor would have: for tests of what the projection runner does with them.
  */
 export async function publishBrandsCreated(codec: EventCodec, topic: string, names: string[], correlationId: string): Promise<void> {
-  const producer = new Kafka({ brokers: inject('stack').kafkaBrokers, clientId: correlationId, logLevel: logLevel.NOTHING }).producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
+  const producer = keyedProducer(quietKafka(inject('stack').kafkaBrokers, correlationId));
   await producer.connect();
   const brandId = randomUUID();
   const messages = await Promise.all(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { logEnds, quietKafka } from '../../ledger/kafka.ts';
 import { inject } from 'vitest';
 import { EventCodec } from '../../ledger/event-codec.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
@@ -8,12 +8,12 @@ import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 /** Reads an events topic from offset 0 to its current end, as a downstream subscriber would (read_committed). */
 export async function readEvents(namespace: string, topic: TopicSpec): Promise<RecordedEvent[]> {
   const stack = inject('stack');
-  const kafka = new Kafka({ brokers: stack.kafkaBrokers, clientId: 'test-reader', logLevel: logLevel.NOTHING });
+  const kafka = quietKafka(stack.kafkaBrokers, 'test-reader');
   const codec = EventCodec.connect(stack.schemaRegistryUrl, namespace);
   const name = namespaced(namespace, topic.name);
   const admin = kafka.admin();
   await admin.connect();
-  const ends = new Map((await admin.fetchTopicOffsets(name)).map((p) => [p.partition, BigInt(p.high)]));
+  const ends = await logEnds(admin, name);
   await admin.disconnect();
   const events: RecordedEvent[] = [];
   const pending = new Set([...ends].filter(([, high]) => high > 0n).map(([partition]) => partition));

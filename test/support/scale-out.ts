@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type PartitionMetadata } from 'kafkajs';
+import { logEnds, partitionOfKey, quietKafka } from '../../ledger/kafka.ts';
 import { inject } from 'vitest';
 import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 import type { Tenant } from './client.ts';
@@ -94,27 +94,18 @@ export const transactionalRestarts = (restarts: Record<string, number> | undefin
 
 /** The partitions of one of the namespace's topics. */
 export async function partitionCount(namespace: string, topic: TopicSpec): Promise<number> {
-  const kafka = new Kafka({ brokers: inject('stack').kafkaBrokers, clientId: 'test-partitions', logLevel: logLevel.NOTHING });
+  const kafka = quietKafka(inject('stack').kafkaBrokers, 'test-partitions');
   const admin = kafka.admin();
   await admin.connect();
   try {
-    return (await admin.fetchTopicOffsets(namespaced(namespace, topic.name))).length;
+    return (await logEnds(admin, namespaced(namespace, topic.name))).size;
   } finally {
     await admin.disconnect();
   }
 }
 
-/** The partition kafkajs's default partitioner (the service's) gives a record keyed by `key` on a topic of `partitions`. */
-export function partitionOf(key: string, partitions: number): number {
-  const partitionMetadata: PartitionMetadata[] = Array.from({ length: partitions }, (_, partitionId) => ({
-    partitionErrorCode: 0,
-    partitionId,
-    leader: 0,
-    replicas: [0],
-    isr: [0],
-  }));
-  return Partitioners.DefaultPartitioner()({ topic: 'any', partitionMetadata, message: { key, value: null } });
-}
+/** The partition the service's producers give a record keyed by `key` on a topic of `partitions`. */
+export const partitionOf = partitionOfKey;
 
 export const countBy = <T>(values: readonly T[], key: (value: T) => string): Map<string, number> => {
   const counts = new Map<string, number>();

@@ -4,7 +4,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rm
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
+import { quietKafka } from '../../ledger/kafka.ts';
 import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
 import type { StackInfo } from '../../stack/stack.ts';
@@ -58,7 +58,7 @@ mkdirSync(stateDir, { recursive: true });
 export async function removeLeftovers(brokers: string, namespace: string, databaseUrl: string): Promise<void> {
   for (const entry of readdirSync(stateDir, { withFileTypes: true }))
     if (entry.name.startsWith(`${namespace}-`)) rmSync(join(stateDir, entry.name), { recursive: true, force: true });
-  const admin = new Kafka({ clientId: 'test-cleanup', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  const admin = quietKafka(brokers.split(','), 'test-cleanup').admin();
   try {
     await admin.connect();
     const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace}.`));

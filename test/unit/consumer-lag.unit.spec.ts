@@ -1,7 +1,7 @@
-import type { Kafka } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ConsumerLagReader, consumerLags, groupsToReport } from '../../ledger/consumer-lag.ts';
+import type { Kafka } from '../../ledger/kafka.ts';
 import { LedgerMetrics } from '../../ledger/metrics.ts';
 import { ProcessorMetrics, timedTransaction } from '../../ledger/processor-metrics.ts';
 

@@ -1,4 +1,3 @@
-import { KafkaJSConnectionError } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { CommandTimeoutError } from '../../ledger/command-bus.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
@@ -13,6 +12,7 @@ import {
   validationMessage,
 } from '../../http/errors.ts';
 import { UnavailableError } from '../../ledger/dependencies.ts';
+import { kafkaConnectionError } from '../../ledger/kafka.ts';
 
 describe('getHttpResponseFromError', () => {
   it.each([
@@ -35,7 +35,7 @@ describe('getHttpResponseFromError', () => {
     [Object.assign(new Error('Method Not Allowed'), { statusCode: 405, code: 'FST_ERR_SOMETHING_NEW' }), 405, 'method_not_allowed'],
     [new CommandTimeoutError('c1'), 503, 'unavailable'],
     [new ProjectionLagError('behind'), 503, 'unavailable'],
-    [new KafkaJSConnectionError('down'), 503, 'unavailable'],
+    [kafkaConnectionError('down'), 503, 'unavailable'],
     [new UnavailableError('kafka'), 503, 'unavailable'],
     [new UnavailableError('postgres'), 503, 'unavailable'],
     [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), 503, 'unavailable'],

@@ -7,6 +7,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LAYERS = ['ledger', 'commands', 'projections', 'consumers', 'adapters', 'http', 'bin'];
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*'(\.{1,2}\/[^']+)'|import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g;
 
+/** An import of a Kafka client library (the schema registry client is no Kafka client). */
+const KAFKA_CLIENT = /from\s*'(kafkajs|@platformatic\/kafka|@confluentinc\/kafka-javascript|node-rdkafka)(\/[^']*)?'/;
+
 /** None: the batch-first projections (issue 27) removed the last two. */
 const KNOWN_CYCLES = new Set<string>();
 
@@ -71,6 +74,12 @@ describe('the import graph', () => {
       .filter(([file]) => layerOf(file) === 'ledger')
       .flatMap(([file, targets]) => targets.filter((t) => domain.has(layerOf(t) as string)).map((t) => `${file} -> ${t}`));
     expect(leaks).toEqual([]);
+  });
+
+  it('reaches Kafka only through the port (ledger/kafka.ts): nothing else imports a Kafka client', () => {
+    const files = [...LAYERS, 'stack', 'bench', 'test'].flatMap(sources);
+    const clients = files.filter((file) => file !== 'ledger/kafka.ts' && KAFKA_CLIENT.test(readFileSync(join(ROOT, file), 'utf8')));
+    expect(clients).toEqual([]);
   });
 
   it('has no import cycle', () => {
