@@ -20,6 +20,8 @@ export const rateLimitSettings = defineSettings({
   RATE_LIMIT_TENANT_IN_FLIGHT: budget(4),
   /** Requests of one tenant waiting for one of those slots; one more is answered 429 at once. */
   RATE_LIMIT_TENANT_QUEUED: budget(256),
+  /** How long a request may wait for a slot; past it, 429 with Retry-After rather than an answer the client gave up on. */
+  RATE_LIMIT_TENANT_WAIT_MS: budget(10_000),
   /** Verified deliveries of one connection to POST /unified/webhook. */
   RATE_LIMIT_WEBHOOK_CONNECTION: budget(60_000),
   /** Deliveries to POST /unified/webhook from one source address that are not verified (no or a wrong signature). */

@@ -94,7 +94,11 @@ export const rateLimitsPlugin = fp(
       if (tightest) setHeaders(reply, tightest, policy(budgets));
     };
 
-    const admission = new TenantAdmission(config.RATE_LIMIT_TENANT_IN_FLIGHT, config.RATE_LIMIT_TENANT_QUEUED);
+    const admission = new TenantAdmission(
+      config.RATE_LIMIT_TENANT_IN_FLIGHT,
+      config.RATE_LIMIT_TENANT_QUEUED,
+      config.RATE_LIMIT_TENANT_WAIT_MS,
+    );
 
     const limits: RateLimits = {
       admitTenant: async (request, reply) => {
@@ -145,6 +149,7 @@ class TenantAdmission {
   constructor(
     private readonly inFlight: number,
     private readonly queued: number,
+    private readonly waitMs: number,
   ) {}
 
   /** Resolves once the request may run; its slot is freed when its answer is sent or its client goes away. */
@@ -162,17 +167,33 @@ class TenantAdmission {
         1,
       );
     }
-    return new Promise<void>((resolve) => {
+    return new Promise<void>((resolve, reject) => {
       let granted = false;
+      const leave = () => {
+        const at = tenant.waiting.indexOf(turn);
+        if (at >= 0) tenant.waiting.splice(at, 1);
+      };
+      // The tenant's requests in progress are slow (a dependency struggling, a heavy job): an answer now, not a hang.
+      const timer = setTimeout(() => {
+        leave();
+        reject(
+          new RateLimitedError(
+            `this tenant's ${tenant.running} requests in progress kept this one waiting ${this.waitMs / 1000} s; retry shortly`,
+            1,
+          ),
+        );
+      }, this.waitMs);
       const turn = () => {
         granted = true;
+        clearTimeout(timer);
         resolve();
       };
       tenant.waiting.push(turn);
       // 'close' comes once the answer is sent or the client went away: a request that waits no more leaves the line.
       reply.raw.once('close', () => {
+        clearTimeout(timer);
         if (granted) this.release(tenantId);
-        else tenant.waiting.splice(tenant.waiting.indexOf(turn), 1);
+        else leave();
       });
     });
   }

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:cluster`: the three-broker cluster tests (issue 29), each on a cluster of its own. Not in `npm test`
+// until they pass: on kafkajs a rolling restart still leaves orders unanswered past the client's deadline (issue 28).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    maxWorkers: 1,
+    reporters: ['default', './test/support/summary-reporter.ts'],
+    include: ['test/cluster/**/*.cluster.spec.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/checked-responses-setup.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 600_000,
+  },
+});
