@@ -81,13 +81,18 @@ export async function startPostgresBaseline(postgresServerUrl: string): Promise<
     close: async () => {
       await app.close();
       await pool.end();
-      const admin = new pg.Client({ connectionString: withDatabase(postgresServerUrl, 'postgres') });
-      await admin.connect();
-      try {
-        await admin.query(`drop database if exists "${database}" with (force)`);
-      } finally {
-        await admin.end();
-      }
+      await dropDatabase(postgresServerUrl, database);
     },
   };
+}
+
+/** Drops a baseline's throwaway database, whatever connection to it is still closing. */
+export async function dropDatabase(postgresServerUrl: string, database: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: withDatabase(postgresServerUrl, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${database}" with (force)`);
+  } finally {
+    await admin.end();
+  }
 }

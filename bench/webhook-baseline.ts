@@ -5,6 +5,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { ensureDatabase, withDatabase } from '../ledger/database.ts';
+import { dropDatabase } from './postgres-baseline.ts';
 
 export type WebhookOutboxBaseline = { url: string; database: string; close: () => Promise<void> };
 
@@ -42,13 +43,7 @@ export async function startWebhookOutboxBaseline(postgresServerUrl: string, secr
     close: async () => {
       await app.close();
       await pool.end();
-      const admin = new pg.Client({ connectionString: withDatabase(postgresServerUrl, 'postgres') });
-      await admin.connect();
-      try {
-        await admin.query(`drop database if exists "${database}" with (force)`);
-      } finally {
-        await admin.end();
-      }
+      await dropDatabase(postgresServerUrl, database);
     },
   };
 }
