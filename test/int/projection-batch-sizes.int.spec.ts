@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BulkItemFailure, BulkItemsProcessed } from '../../commands/bulk/bulk-job.ts';
 import type { BrandEvent } from '../../commands/catalog/brand.ts';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
@@ -12,10 +12,9 @@ import type { ProductPushEvent } from '../../commands/integrations/product-push.
 import { inventoryDecider, type InventoryCommand, type InventoryEvent } from '../../commands/oms/inventory.ts';
 import { orderDecider, type OrderCommand, type OrderEvent } from '../../commands/oms/order.ts';
 import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
-import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
-import { prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
-import { inProjectionTransaction } from '../support/projection-transaction.ts';
+import type { Projection } from '../../ledger/projection.ts';
+import { inProjectionTransaction, openProjectionTestDatabase, type ProjectionTestDatabase } from '../support/projection-transaction.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
@@ -31,7 +30,7 @@ import { placeOrderCommand } from '../support/place-order-command.ts';
  */
 let db: Knex;
 let pool: pg.Pool;
-const schemas: string[] = [];
+let database: ProjectionTestDatabase | undefined;
 const tenantId = randomUUID();
 const orgId = randomUUID();
 let offset = 0;
@@ -251,12 +250,7 @@ const ordersGroup = [
 const omsBefore = [...inventoryEvents.slice(0, 3), ...ordersBefore];
 const omsGroup = [...inventoryEvents.slice(3), ...ordersGroup];
 
-async function freshSchema(projection: Projection): Promise<string> {
-  const schema = `t_batch_${projection.name}_${randomUUID().slice(0, 8)}`;
-  schemas.push(schema);
-  await prepareProjectionSchema(db, projection, schema);
-  return schema;
-}
+const freshSchema = (projection: Projection) => database!.freshSchema('t_batch', projection);
 
 const inGroups = (projection: Projection, schema: string, events: RecordedEvent[], size: number) =>
   inProjectionTransaction({ db, pool }, schema, async (context) => {
@@ -286,15 +280,10 @@ async function contents(projection: Projection, schema: string): Promise<Record<
 }
 
 beforeAll(async () => {
-  const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
-  await ensureDatabase(url);
-  db = knexFactory({ client: 'pg', connection: url });
-  pool = createPool(url);
+  database = await openProjectionTestDatabase();
+  ({ db, pool } = database);
 });
-afterAll(async () => {
-  for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
-  await Promise.all([db?.destroy(), pool?.end()]);
-});
+afterAll(() => database?.close());
 
 describe.each([catalogProjection, auditProjection, validationProjection, omsProjection])(
   'the $name projection applied in batches',

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProductEvent } from '../../commands/catalog/product.ts';
-import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
-import { prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
-import { inProjectionTransaction } from '../support/projection-transaction.ts';
+import type { Projection } from '../../ledger/projection.ts';
+import { inProjectionTransaction, openProjectionTestDatabase, type ProjectionTestDatabase } from '../support/projection-transaction.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 
@@ -43,19 +42,17 @@ const history: RecordedEvent[] = [
 
 /** Given events, when projected, then rows: against a real Postgres, in a schema of the test's own. */
 async function project(projection: Projection, events: RecordedEvent[]): Promise<string> {
-  const schema = `t_${projection.name}_${randomUUID().slice(0, 8)}`;
-  await prepareProjectionSchema(db, projection, schema);
+  const schema = await database!.freshSchema('t', projection);
   await inProjectionTransaction({ db, pool }, schema, (context) => projection.handle(events, context));
   return schema;
 }
 
+let database: ProjectionTestDatabase | undefined;
 beforeAll(async () => {
-  const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
-  await ensureDatabase(url);
-  db = knexFactory({ client: 'pg', connection: url });
-  pool = createPool(url);
+  database = await openProjectionTestDatabase();
+  ({ db, pool } = database);
 });
-afterAll(() => Promise.all([db?.destroy(), pool?.end()]));
+afterAll(() => database?.close());
 
 describe('catalog projection', () => {
   it('builds the product and its variants from their events', async () => {

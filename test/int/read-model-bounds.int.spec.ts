@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SORT_ORDER, productDecider, type ProductCommand, type ProductEvent } from '../../commands/catalog/product.ts';
 import {
   inventoryDecider,
@@ -18,11 +18,10 @@ import {
   type OrderEvent,
   type OrderLineRequest,
 } from '../../commands/oms/order.ts';
-import { createPool, ensureDatabase, withDatabase } from '../../ledger/database.ts';
 import { DomainError } from '../../ledger/errors.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
-import { prepareProjectionSchema, type Projection } from '../../ledger/projection.ts';
-import { inProjectionTransaction } from '../support/projection-transaction.ts';
+import type { Projection } from '../../ledger/projection.ts';
+import { inProjectionTransaction, openProjectionTestDatabase, type ProjectionTestDatabase } from '../support/projection-transaction.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { metadata } from '../support/command-metadata.ts';
@@ -33,7 +32,7 @@ import { metadata } from '../support/command-metadata.ts';
  */
 let db: Knex;
 let pool: pg.Pool;
-const schemas: string[] = [];
+let database: ProjectionTestDatabase | undefined;
 const tenantId = randomUUID();
 const orgId = randomUUID();
 let offset = 0;
@@ -71,26 +70,16 @@ const recorded = (aggregateId: string, event: Event): RecordedEvent => ({
   position: { topic: 'bounds', partition: 0, offset: String(offset++) },
 });
 
-async function freshSchema(projection: Projection): Promise<string> {
-  const schema = `t_bounds_${projection.name}_${randomUUID().slice(0, 8)}`;
-  schemas.push(schema);
-  await prepareProjectionSchema(db, projection, schema);
-  return schema;
-}
+const freshSchema = (projection: Projection) => database!.freshSchema('t_bounds', projection);
 
 const project = (projection: Projection, schema: string, events: RecordedEvent[]) =>
   inProjectionTransaction({ db, pool }, schema, (context) => projection.handle(events, context));
 
 beforeAll(async () => {
-  const url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
-  await ensureDatabase(url);
-  db = knexFactory({ client: 'pg', connection: url });
-  pool = createPool(url);
+  database = await openProjectionTestDatabase();
+  ({ db, pool } = database);
 });
-afterAll(async () => {
-  for (const schema of schemas) await db?.raw('drop schema if exists ?? cascade', [schema]);
-  await Promise.all([db?.destroy(), pool?.end()]);
-});
+afterAll(() => database?.close());
 
 describe('inventory bounds through the oms projection', () => {
   const inventoryId = randomUUID();
