@@ -2,14 +2,22 @@ import { randomUUID } from 'node:crypto';
 import type { CommandReply } from './command-reply.ts';
 import { PayloadTooLargeError } from './errors.ts';
 import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
-import { keyedProducer, supervisedConsumer, type Consumer, type Kafka, type Producer, type TopicRecords } from './kafka.ts';
+import {
+  kafkaErrorType,
+  keyedProducer,
+  retryKafka,
+  supervisedConsumer,
+  type Consumer,
+  type Kafka,
+  type Producer,
+  type TopicRecords,
+} from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Part, PartSignals } from './supervisor.ts';
-import { sleep } from './sleep.ts';
-import { errorField, rootCause } from './throttled-log.ts';
+import { errorField } from './throttled-log.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export class CommandTimeoutError extends Error {
@@ -226,15 +234,9 @@ export class CommandBus implements Part {
 const LEADER_MOVE_PATIENCE_MS = 8_000;
 const LEADER_MOVING = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'NOT_ENOUGH_REPLICAS']);
 
-async function sendWhileLeadersMove<T>(send: () => Promise<T>): Promise<T> {
+function sendWhileLeadersMove<T>(send: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + LEADER_MOVE_PATIENCE_MS;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await send();
-    } catch (error) {
-      const type = (rootCause(error) as { type?: string } | undefined)?.type;
-      if (!LEADER_MOVING.has(String(type)) || Date.now() >= deadline) throw error;
-      await sleep(Math.min(500, 50 * attempt));
-    }
-  }
+  return retryKafka(send, (attempt, error) =>
+    LEADER_MOVING.has(String(kafkaErrorType(error))) && Date.now() < deadline ? Math.min(500, 50 * (attempt + 1)) : undefined,
+  );
 }

@@ -188,24 +188,37 @@ const TRANSIENT_TRANSACTION_ERRORS = new Set([
   'NOT_COORDINATOR',
 ]);
 
-export const isTransientTransactionError = (error: unknown): boolean =>
-  TRANSIENT_TRANSACTION_ERRORS.has(String((rootCause(error) as { type?: string } | undefined)?.type));
+/** The broker's name for the error behind a failure (`NOT_COORDINATOR`, …), however deep the client wrapped it. */
+export const kafkaErrorType = (error: unknown): string | undefined => (rootCause(error) as { type?: string } | undefined)?.type;
+
+export const isTransientTransactionError = (error: unknown): boolean => TRANSIENT_TRANSACTION_ERRORS.has(String(kafkaErrorType(error)));
+
+/**
+ * Runs `step` again while it fails and `pause(attempt, error)` (attempt 0 the first failure) names how long to wait
+ * first; `undefined` gives up and rethrows. Each caller says which Kafka errors pass and for how long.
+ */
+export async function retryKafka<T>(step: () => Promise<T>, pause: (attempt: number, error: unknown) => number | undefined): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      const ms = pause(attempt, error);
+      if (ms === undefined) throw error;
+      await sleep(ms);
+    }
+  }
+}
 
 /**
  * Retries one step of a transaction (send offsets, send records) while the broker answers with a transient error,
  * 5 ms then doubling to 200 ms, for about 3 s in all; kafkajs retries AddPartitionsToTxn but not AddOffsetsToTxn.
  */
-export async function retryTransient<T>(step: () => Promise<T>, onRetry: (error: unknown) => void = () => undefined): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await step();
-    } catch (error) {
-      if (!isTransientTransactionError(error) || attempt >= 20) throw error;
-      onRetry(error);
-      await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2));
-    }
-  }
-}
+export const retryTransient = <T>(step: () => Promise<T>, onRetry: (error: unknown) => void = () => undefined): Promise<T> =>
+  retryKafka(step, (attempt, error) => {
+    if (!isTransientTransactionError(error) || attempt >= 20) return undefined;
+    onRetry(error);
+    return Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  });
 
 /**
  * A consumer whose supervisor decides about restarts: kafkajs restarts a crashed consumer only after some errors

@@ -1,5 +1,4 @@
-import { topicSettings, type Admin, type Replication } from './kafka.ts';
-import { sleep } from './sleep.ts';
+import { kafkaErrorType, retryKafka, topicSettings, type Admin, type Replication } from './kafka.ts';
 
 export type { Replication } from './kafka.ts';
 
@@ -23,14 +22,11 @@ export function replicationProblem({ factor, minInsync }: Replication, brokers: 
 export async function topicReplication(admin: Admin, names: string[]): Promise<Map<string, Replication>> {
   if (names.length === 0) return new Map();
   // Topics just created reach every broker's metadata a moment later: a broker asked before answers "unknown topic".
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await readReplication(admin, names);
-    } catch (error) {
-      if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' || attempt >= 30) throw error;
-      await sleep(Math.min(1_000, 50 * attempt));
-    }
-  }
+  return retryKafka(
+    () => readReplication(admin, names),
+    (attempt, error) =>
+      kafkaErrorType(error) === 'UNKNOWN_TOPIC_OR_PARTITION' && attempt < 29 ? Math.min(1_000, 50 * (attempt + 1)) : undefined,
+  );
 }
 
 async function readReplication(admin: Admin, names: string[]): Promise<Map<string, Replication>> {
