@@ -230,13 +230,10 @@ async function main(): Promise<number> {
     const rows = await selected(db, args.ids, args.kinds, args.filter);
     if (rows.length > 0) {
       const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, 'dlq');
-      const producer = keyedProducer(createKafka(kafkaBrokers(config), 'commerce-ledger-dlq', logger), {
-        idempotent: true,
-        maxInFlightRequests: 1,
-      });
+      const producer = keyedProducer(createKafka(kafkaBrokers(config), 'commerce-ledger-dlq', logger), { idempotent: true });
       await producer.connect();
       try {
-        await producer.sendBatch({ acks: -1, topicMessages: redrives(config.LEDGER_NAMESPACE, rows) });
+        await producer.sendBatch({ topicMessages: redrives(config.LEDGER_NAMESPACE, rows) });
       } finally {
         await producer.disconnect();
       }

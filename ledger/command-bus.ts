@@ -2,16 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CommandReply } from './command-reply.ts';
 import { PayloadTooLargeError } from './errors.ts';
 import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
-import {
-  kafkaErrorType,
-  keyedProducer,
-  retryKafka,
-  supervisedConsumer,
-  type Consumer,
-  type Kafka,
-  type Producer,
-  type TopicRecords,
-} from './kafka.ts';
+import { GroupConsumer, kafkaErrorType, keyedProducer, retryKafka, type Kafka, type Producer, type TopicRecords } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
@@ -35,7 +26,7 @@ type Pending = { resolve: (reply: CommandReply) => void; reject: (error: Error) 
  */
 export class CommandBus implements Part {
   private producer?: { client: Producer; connected: Promise<void> };
-  private consumer?: Consumer;
+  private consumer?: GroupConsumer;
   private commits?: PeriodicCommit;
   private positioned = false;
   private readonly pending = new Map<string, Pending>();
@@ -51,7 +42,7 @@ export class CommandBus implements Part {
         ({ messages }) => messages.reduce((sum, m) => sum + recordBytes(m), 0),
         this.maxRecordBytes,
       )) {
-        await sendWhileLeadersMove(() => producer.sendBatch({ acks: -1, topicMessages: chunk }));
+        await sendWhileLeadersMove(() => producer.sendBatch({ topicMessages: chunk }));
       }
     } catch (error) {
       this.discardProducer(producer);
@@ -76,23 +67,30 @@ export class CommandBus implements Part {
 
   async start(): Promise<void> {
     await this.connectedProducer();
-    const consumer = supervisedConsumer(this.kafka, { groupId: this.groupId }, this.signals);
-    this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.repliesTopic, fromBeginning: false });
     // Committed every few seconds, not per batch: replies read again after a restart settle nothing.
-    this.commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
+    let commits: PeriodicCommit | undefined;
+    const consumer = new GroupConsumer(this.kafka, {
+      groupId: this.groupId,
+      topics: [this.repliesTopic],
+      fromBeginning: false,
+      eachBatch: async (batch) => {
+        for (const message of batch.messages) {
+          if (!message.value) continue;
+          const reply = JSON.parse(message.value.toString()) as CommandReply;
+          this.settle(reply.commandId)?.resolve(reply);
+        }
+        commits?.done(batch);
+      },
+      onJoin: () => this.signals.running(),
+      onFailure: (error) => this.signals.failed(error),
+    });
+    this.consumer = consumer;
+    commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
       this.log.warn({ err: errorField(error) }, 'reply offsets not committed'),
     );
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ message }) => {
-        if (!message.value) return;
-        const reply = JSON.parse(message.value.toString()) as CommandReply;
-        this.settle(reply.commandId)?.resolve(reply);
-      },
-    });
-    this.commits.start();
+    this.commits = commits;
+    await consumer.start();
+    commits.start();
     if (!this.positioned) await this.awaitOwnPing();
     this.positioned = true;
   }
@@ -102,7 +100,7 @@ export class CommandBus implements Part {
     this.consumer = undefined;
     await this.commits?.stop();
     this.commits = undefined;
-    await consumer?.disconnect().catch(() => undefined);
+    await consumer?.stop().catch(() => undefined);
   }
 
   /** The last stop of the service: nobody waits any more, and the producer goes too. */
@@ -158,11 +156,7 @@ export class CommandBus implements Part {
     let producer = this.producer;
     if (!producer) {
       // Few retries: while the broker is away a request should fail within a second or two, not after fifteen.
-      const client = keyedProducer(this.kafka, {
-        idempotent: true,
-        maxInFlightRequests: 1,
-        retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 3 },
-      });
+      const client = keyedProducer(this.kafka, { idempotent: true, retries: 3 });
       producer = { client, connected: client.connect() };
       this.producer = producer;
       producer.connected.catch(() => this.discardProducer(client));

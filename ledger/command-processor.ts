@@ -16,20 +16,21 @@ import {
   inTransaction,
   retryTransient,
   type FetchedBatch,
-  type Kafka,
   type FetchedRecord,
+  type GroupMember,
+  type Kafka,
   type OutgoingRecord,
-  type Producer,
-  type WrittenRecords,
   type TopicRecords,
+  type TransactionalProducer,
+  type WrittenRecords,
 } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, Event, LogPosition } from './message.ts';
 import { startTimer, timedTransaction, type ProcessorMetrics, type RoundTally } from './processor-metrics.ts';
-import { PartitionedConsumer, type PartitionTask } from './partition-tasks.ts';
+import { PartitionedConsumer, type PartitionTask, type TaskBatch } from './partition-tasks.ts';
 import type { StateStore } from './snapshot-store.ts';
-import { writeBarrier } from './state-store.ts';
-import { StopOnFailure, type PartSignals } from './supervisor.ts';
+import { writeBarriers } from './state-store.ts';
+import type { PartSignals } from './supervisor.ts';
 import { namespaced, topics } from './topics.ts';
 
 /**
@@ -90,14 +91,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private readonly writer: AggregateWriter<C, E, S>;
   private readonly followers: { writer: AggregateWriter<Command, Event, unknown>; follower: Follower }[];
   private readonly partitions: PartitionedConsumer<PartitionTask>;
-  private readonly rounds: StopOnFailure;
 
   constructor(
     private readonly deps: ProcessorDeps,
     definition: Aggregate<C, E, S>,
     private readonly signals: PartSignals,
   ) {
-    this.rounds = new StopOnFailure(signals);
     const ns = deps.namespace;
     this.part = `${definition.name}-processor`;
     this.groupId = namespaced(ns, `commerce-ledger.${this.part}`);
@@ -110,8 +109,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     }));
     this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
       extend: (task) => task,
-      run: (task, batches) => this.rounds.run(() => this.decideAndCommit(task, batches)),
-      open: (tasks, cancelled) => this.restore(tasks, cancelled),
+      run: (round, { producer, member }) => this.decideAndCommit(round, producer, member),
+      open: (tasks, producer, cancelled) => this.restore(tasks, producer, cancelled),
       close: ({ partition }) => {
         for (const writer of this.writers()) writer.forget(partition);
       },
@@ -119,11 +118,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   /**
-   * Fresh clients each time. Each assigned partition gets its own producer, opened (fencing the partition's previous
-   * owner) before its state partitions are read; the part is running once every assigned partition is restored.
+   * Fresh clients each time: the instance's producer, opened (fencing this instance's previous incarnation) before the
+   * group is joined; the part is running once every assigned partition is restored.
    */
   async start(): Promise<void> {
-    this.rounds.reset();
     await this.partitions.start([this.topic.commands]);
   }
 
@@ -135,21 +133,26 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     return [this.writer as unknown as AggregateWriter<Command, Event, unknown>, ...this.followers.map((f) => f.writer)];
   }
 
-  /** New partitions' state: a barrier through each partition's own producer, then every state changelog read up to it. */
-  private async restore(tasks: PartitionTask[], cancelled: AbortSignal): Promise<void> {
+  /**
+   * New partitions' state: a barrier in every state changelog (one transaction for all the new partitions), then each
+   * changelog read up to it. The group assigned the partitions only once their previous owner's generation was over, so
+   * that owner's last transaction is committed or aborted before the barrier can be read past.
+   */
+  private async restore(tasks: PartitionTask[], producer: TransactionalProducer, cancelled: AbortSignal): Promise<void> {
     const writers = this.writers();
     const stateTopics = writers.map((writer) => writer.topic.state);
-    const barriers = new Map(
-      await Promise.all(
-        tasks.map(async ({ producer, partition }) => [partition, await writeBarrier(producer, stateTopics, partition)] as const),
-      ),
+    const barriers = await writeBarriers(
+      producer,
+      stateTopics,
+      tasks.map(({ partition }) => partition),
     );
     // Each changelog is read by a group of its own: side by side, a restore takes the longest read, not their sum.
     await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, `${this.groupId}.restore`, cancelled)));
   }
 
-  private async decideAndCommit(task: PartitionTask, batches: FetchedBatch[]): Promise<void> {
-    const inbox = batches.flatMap((batch) =>
+  private async decideAndCommit(round: TaskBatch<PartitionTask>[], producer: TransactionalProducer, member: GroupMember): Promise<void> {
+    const taskOf = new Map(round.map(({ task }) => [task.partition, task]));
+    const inbox = round.flatMap(({ task, batch }) =>
       batch.messages
         .filter((message) => !task.committed.covers(batch.topic, batch.partition, message.offset))
         .map((message) => ({ batch, message })),
@@ -158,14 +161,14 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     const { metrics } = this.deps;
     for (let start = 0; start < inbox.length;) {
       const decideSeconds = metrics ? startTimer() : undefined;
-      const round = await this.decideRound(inbox, start);
-      const decided = decideSeconds?.();
-      const written = await timedTransaction(metrics, this.part, () => this.commitRound(task.producer, round));
-      this.writer.remember(round.touched, written);
-      for (const { writer, touched } of round.followers) writer.remember(touched, written);
-      task.committed.advance(round.consumed);
-      if (metrics && decided !== undefined) metrics.round(this.writer.definition.name, decided, round.decided.length, this.tally(round));
-      start = round.end;
+      const decided = await this.decideRound(inbox, start);
+      const decideTime = decideSeconds?.();
+      const written = await timedTransaction(metrics, this.part, () => this.commitRound(producer, member, decided));
+      this.writer.remember(decided.touched, written);
+      for (const { writer, touched } of decided.followers) writer.remember(touched, written);
+      for (const consumed of decided.consumed) taskOf.get(consumed.partition)?.committed.advance([consumed]);
+      if (metrics && decideTime !== undefined) metrics.round(this.writer.definition.name, decideTime, decided.decided.length, this.tally(decided));
+      start = decided.end;
     }
   }
 
@@ -271,7 +274,11 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   }
 
   /** Commits a round; answers where its records were written. */
-  private async commitRound(producer: Producer, { decided, touched, followers, consumed }: Round<E, S>): Promise<WrittenRecords[]> {
+  private async commitRound(
+    producer: TransactionalProducer,
+    member: GroupMember,
+    { decided, touched, followers, consumed }: Round<E, S>,
+  ): Promise<WrittenRecords[]> {
     return inTransaction(producer, async (transaction) => {
       const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
       const sentTo = new Map<number, number>();
@@ -290,7 +297,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           { topic: writer.topic.state, messages: stateMessages(states) },
         ]),
       ].filter(({ messages }) => messages.length > 0);
-      const written = await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
+      const written = await retryTransient(() => transaction.sendBatch({ topicMessages }));
       // Replies name the offsets of their events, which are known only once those are written.
       const baseOffsets = new Map(written.filter((w) => w.topicName === events).map((w) => [w.partition, BigInt(w.baseOffset ?? '-1')]));
       const positionOf = (one: Decided<E, S>): LogPosition[] => {
@@ -308,8 +315,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           key: one.decision.command.metadata.commandId,
           value: JSON.stringify(reply(one.decision, positionOf(one))),
         }));
-      if (replies.length > 0) await retryTransient(() => transaction.send({ acks: -1, topic: this.topic.replies, messages: replies }));
-      await retryTransient(() => transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets(consumed) }));
+      if (replies.length > 0) await retryTransient(() => transaction.send({ topic: this.topic.replies, messages: replies }));
+      await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets(consumed) }));
       return written;
     });
   }

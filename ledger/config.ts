@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { MAX_PARTITIONS } from './group-commit.ts';
 import { redactUrl, StartupError } from './startup-error.ts';
@@ -135,6 +136,15 @@ export const ledgerSettings = defineSettings({
   /** The state store's parent directory; each instance's store is `<STATE_DIR>/<namespace>-<PORT>` (deletable at any time while it is stopped). */
   STATE_DIR: z.string().min(1).default('.state'),
   STATE_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * What identifies this instance among the service's (`<hostname>-<PORT>` when unset): the static member id of each
+   * of its consumer groups and part of its transactional ids. Stable across restarts of the same instance, so a restart
+   * takes its partitions back at once; two running instances must never share it.
+   */
+  INSTANCE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, dot, underscore and dash (at most 200)')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * What this instance runs (comma-separated, default all): `api` the HTTP API, `processors` the command processors
@@ -164,5 +174,8 @@ export const ledgerSettings = defineSettings({
 });
 
 export type LedgerConfig = z.infer<z.ZodObject<typeof ledgerSettings.shape>>;
+
+/** This instance's id among the service's: INSTANCE_ID, else `<hostname>-<PORT>` (unique on a host: ports are). */
+export const instanceId = (config: Pick<LedgerConfig, 'INSTANCE_ID' | 'PORT'>): string => config.INSTANCE_ID ?? `${hostname()}-${config.PORT}`;
 
 export const kafkaBrokers = (config: Pick<LedgerConfig, 'KAFKA_BROKERS'>): string[] => config.KAFKA_BROKERS.split(',').map((b) => b.trim());

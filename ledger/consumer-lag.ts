@@ -94,7 +94,7 @@ export class ConsumerLagReader {
   private async readBrokers(): Promise<void> {
     try {
       if (!this.admin) {
-        const admin = this.kafka.admin({ retry: { retries: 0 } });
+        const admin = this.kafka.admin({ retries: 0 });
         await admin.connect();
         this.admin = admin;
       }

@@ -2,12 +2,12 @@ import { uuidv5 } from './uuid-v5.ts';
 import type { Aggregate } from './aggregate.ts';
 import type { EventCodec } from './event-codec.ts';
 import { chunkBySize, consumedOffsets, recordBytes } from './group-commit.ts';
-import { inTransaction, retryTransient, type FetchedBatch, type Kafka, type OutgoingRecord, type Producer } from './kafka.ts';
+import { inTransaction, retryTransient, type GroupMember, type Kafka, type OutgoingRecord, type TransactionalProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Command, CommandInput, Event, RecordedEvent } from './message.ts';
 import { timedTransaction, type ProcessorMetrics } from './processor-metrics.ts';
-import { PartitionedConsumer, type PartitionTask } from './partition-tasks.ts';
-import { StopOnFailure, type PartSignals } from './supervisor.ts';
+import { PartitionedConsumer, type PartitionTask, type TaskBatch } from './partition-tasks.ts';
+import type { PartSignals } from './supervisor.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
 /** A command an event leads to, addressed to the single writer of its aggregate. */
@@ -49,10 +49,10 @@ export type RouterDeps = {
 };
 
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
-/** One consumed event and the command records it leads to. */
-type Routed = { consumed: Consumed; commands: { topic: string; record: OutgoingRecord }[] };
+/** One consumed event (of its partition's task) and the command records it leads to. */
+type Routed = { task: RouterTask; consumed: Consumed; commands: { topic: string; record: OutgoingRecord }[] };
 
-/** A router's partition: its producer, and the offsets of its rounds that wrote nothing yet. */
+/** A router's partition: the offsets of its rounds that wrote nothing yet. */
 type RouterTask = PartitionTask & { held: HeldOffsets };
 
 /** Offsets of rounds that wrote nothing, waiting to be committed with a later transaction. */
@@ -92,27 +92,24 @@ export class EventRouter {
   private readonly part: string;
   private readonly log: Logger;
   private readonly partitions: PartitionedConsumer<RouterTask>;
-  private readonly rounds: StopOnFailure;
 
   constructor(
     private readonly deps: RouterDeps,
     private readonly definition: EventRoute,
     private readonly signals: PartSignals,
   ) {
-    this.rounds = new StopOnFailure(signals);
     this.part = `${definition.name}-router`;
     this.groupId = namespaced(deps.namespace, `commerce-ledger.${this.part}`);
     this.log = deps.logger.child({ component: `${definition.name}-router` });
     this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
       extend: (task) => ({ ...task, held: new HeldOffsets() }),
       fetch: definition.fetch ?? 'prompt',
-      run: (task, batches) => this.rounds.run(() => this.routeAndCommit(task, batches)),
+      run: (round, { producer, member }) => this.routeAndCommit(round, producer, member),
     });
   }
 
-  /** Each assigned topic-partition gets its own transactional producer (see `ledger/partition-tasks.ts`). */
+  /** The instance's transactional producer commits every round of its partitions (see `ledger/partition-tasks.ts`). */
   async start(): Promise<void> {
-    this.rounds.reset();
     await this.partitions.start(this.definition.topics.map((topic) => namespaced(this.deps.namespace, topic.name)));
   }
 
@@ -120,9 +117,9 @@ export class EventRouter {
     await this.partitions.stop();
   }
 
-  private async routeAndCommit(task: RouterTask, batches: FetchedBatch[]): Promise<void> {
+  private async routeAndCommit(round: TaskBatch<RouterTask>[], producer: TransactionalProducer, member: GroupMember): Promise<void> {
     const routed: Routed[] = [];
-    for (const batch of batches) {
+    for (const { task, batch } of round) {
       for (const message of batch.messages) {
         if (task.committed.covers(batch.topic, batch.partition, message.offset)) continue;
         const commands: Routed['commands'] = [];
@@ -143,26 +140,27 @@ export class EventRouter {
             else commands.push({ topic: namespaced(this.deps.namespace, command.topic.name), record });
           }
         }
-        routed.push({ consumed: { topic: batch.topic, partition: batch.partition, lastOffset: () => message.offset }, commands });
+        routed.push({ task, consumed: { topic: batch.topic, partition: batch.partition, lastOffset: () => message.offset }, commands });
       }
     }
     const weight = (r: Routed) => r.commands.reduce((sum, c) => sum + recordBytes(c.record), 0);
-    for (const round of chunkBySize(routed, weight, this.deps.maxRecordBytes)) {
-      const consumed = round.map((r) => r.consumed);
-      if (round.every((r) => r.commands.length === 0) && !task.held.due(Date.now())) {
+    for (const chunk of chunkBySize(routed, weight, this.deps.maxRecordBytes)) {
+      const tasks = [...new Set(chunk.map((r) => r.task))];
+      const now = Date.now();
+      if (chunk.every((r) => r.commands.length === 0) && !tasks.some((task) => task.held.due(now))) {
         // Nothing to write: no transaction. The offsets go with the next one (a crash re-reads these events, which lead
         // to nothing again), or with an offsets-only one at most once a second.
-        task.held.hold(consumed, Date.now());
+        for (const task of tasks) task.held.hold(chunk.filter((r) => r.task === task).map((r) => r.consumed), now);
       } else {
-        const held = task.held.take();
-        await timedTransaction(this.deps.metrics, this.part, () => this.commitRound(task.producer, round, held));
+        const held = tasks.flatMap((task) => task.held.take());
+        await timedTransaction(this.deps.metrics, this.part, () => this.commitRound(producer, member, chunk, held));
       }
-      task.committed.advance(consumed);
+      for (const { task, consumed } of chunk) task.committed.advance([consumed]);
     }
   }
 
   /** The commands of a run of events and those events' offsets (and any held ones), in one transaction. */
-  private async commitRound(producer: Producer, round: Routed[], held: Consumed[]): Promise<void> {
+  private async commitRound(producer: TransactionalProducer, member: GroupMember, round: Routed[], held: Consumed[]): Promise<void> {
     const byTopic = new Map<string, OutgoingRecord[]>();
     for (const { topic, record } of round.flatMap((r) => r.commands)) {
       const messages = byTopic.get(topic) ?? [];
@@ -172,11 +170,9 @@ export class EventRouter {
     await inTransaction(producer, async (transaction) => {
       if (byTopic.size > 0) {
         const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-        await retryTransient(() => transaction.sendBatch({ acks: -1, topicMessages }));
+        await retryTransient(() => transaction.sendBatch({ topicMessages }));
       }
-      await retryTransient(() =>
-        transaction.sendOffsets({ consumerGroupId: this.groupId, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) }),
-      );
+      await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) }));
     });
   }
 

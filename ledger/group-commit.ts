@@ -1,4 +1,4 @@
-import type { FetchedBatch, ConsumerRunConfig, EachBatchPayload, OutgoingRecord, TopicOffsets } from './kafka.ts';
+import type { FetchedBatch, OutgoingRecord, TopicOffsets } from './kafka.ts';
 
 /**
  * Group commit for a consumer reading several partitions: batches handed over while a transaction is in
@@ -43,7 +43,7 @@ export class GroupCommit<T> {
   }
 }
 
-/** The most partitions a topic the service creates may have (TOPIC_PARTITIONS), all consumed concurrently. */
+/** The most partitions a topic the service creates may have (TOPIC_PARTITIONS). */
 export const MAX_PARTITIONS = 64;
 
 /** The offsets to commit once a group of batches is done: per topic and partition, past its last message. */
@@ -60,22 +60,6 @@ export function consumedOffsets(batches: Pick<FetchedBatch, 'topic' | 'partition
     partitions: [...partitions].map(([partition, offset]) => ({ partition, offset: offset.toString() })),
   }));
 }
-
-/**
- * How a consumer hands its batches to a group commit: every assigned partition at once, and a batch's offset
- * resolved only once the group it joined has committed.
- */
-export const groupCommitRun = (group: GroupCommit<FetchedBatch>, { autoCommit }: { autoCommit: boolean }): ConsumerRunConfig => ({
-  autoCommit,
-  eachBatchAutoResolve: false,
-  partitionsConsumedConcurrently: MAX_PARTITIONS,
-  eachBatch: async ({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> => {
-    if (batch.messages.length === 0) return;
-    await group.submit(batch);
-    resolveOffset(batch.lastOffset());
-    await heartbeat();
-  },
-});
 
 /** Splits items, in order, into runs whose sizes add up to at most `limit` (an item larger than that runs alone). */
 export function chunkBySize<T>(items: T[], sizeOf: (item: T) => number, limit: number): T[][] {

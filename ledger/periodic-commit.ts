@@ -1,28 +1,28 @@
-import type { Consumer } from './kafka.ts';
+import type { FetchedBatch, GroupConsumer } from './kafka.ts';
 
 /** How often a consumer on periodic commits commits its group offsets. */
 export const OFFSET_COMMIT_INTERVAL_MS = 5_000;
 
 /**
- * Commits a consumer's group offsets every few seconds instead of after every batch (kafkajs's autoCommit commits
- * after each batch whatever its interval says: 1.7 OffsetCommit requests per product write). For a consumer whose
- * real position is kept elsewhere (a projection's checkpoints) or whose re-read is harmless (replies): after a crash
- * it reads at most an interval's worth again. A batch counts once kafkajs reports it processed: for an `eachBatch`
- * handler that returns only once its batch is applied (a projection's group commit), nothing unapplied is committed.
+ * Commits a consumer's group offsets every few seconds instead of after every batch (a commit per batch cost 1.7
+ * OffsetCommit requests per product write). For a consumer whose real position is kept elsewhere (a projection's
+ * checkpoints) or whose re-read is harmless (replies): after a crash it reads at most an interval's worth again. A
+ * batch counts once its handler reports it `processed`, so nothing unapplied is committed.
  */
 export class PeriodicCommit {
   private readonly processed = new Map<string, { topic: string; partition: number; offset: string }>();
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly consumer: Consumer,
+    private readonly consumer: GroupConsumer,
     private readonly intervalMs: number,
     private readonly onError: (error: unknown) => void,
-  ) {
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      const next = (BigInt(payload.lastOffset) + 1n).toString();
-      this.processed.set(`${payload.topic}|${payload.partition}`, { topic: payload.topic, partition: payload.partition, offset: next });
-    });
+  ) {}
+
+  /** A batch has been handled: its offsets are committed with the next flush. */
+  done(batch: Pick<FetchedBatch, 'topic' | 'partition' | 'lastOffset'>): void {
+    const next = (BigInt(batch.lastOffset()) + 1n).toString();
+    this.processed.set(`${batch.topic}|${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: next });
   }
 
   start(): void {
@@ -36,7 +36,7 @@ export class PeriodicCommit {
     const offsets = [...this.processed.values()];
     this.processed.clear();
     try {
-      await this.consumer.commitOffsets(offsets);
+      await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partitions: [{ partition, offset }] })));
     } catch (error) {
       this.onError(error);
     }

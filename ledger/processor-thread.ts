@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Registry } from 'prom-client';
 import type { SomeAggregate } from './aggregate.ts';
-import { kafkaBrokers, type LedgerConfig } from './config.ts';
+import { instanceId, kafkaBrokers, type LedgerConfig } from './config.ts';
 import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
 import { createKafka } from './kafka.ts';
@@ -34,7 +34,7 @@ let statusTimer: NodeJS.Timeout | undefined;
 
 try {
   const namespace = config.LEDGER_NAMESPACE;
-  const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
+  const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger, instanceId(config));
   // The main thread registered every schema before starting this one: its ids come along, so (as on the main loop) the
   // registry is off the write path, a restart of this thread included.
   const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace, schemaIds);

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import pg, { type ClientBase, type QueryResult } from 'pg';
 import type { EventCodec } from './event-codec.ts';
-import { GroupCommit, groupCommitRun } from './group-commit.ts';
-import { supervisedConsumer, type FetchedBatch, type Consumer, type Kafka } from './kafka.ts';
+import { GroupCommit } from './group-commit.ts';
+import { GroupConsumer, type FetchedBatch, type Kafka } from './kafka.ts';
 import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
@@ -99,7 +99,7 @@ const partitionKey = (topic: string, partition: number) => `${topic}|${partition
  */
 export class ProjectionRunner {
   private readonly members: Member[];
-  private consumer?: Consumer;
+  private consumer?: GroupConsumer;
   private commits?: PeriodicCommit;
   /** By partition (`partitionKey`): its topic and the events behind the log's end at its last batch. */
   private readonly lag = new Map<string, { topic: string; lag: number }>();
@@ -134,28 +134,37 @@ export class ProjectionRunner {
     for (const { projection, schema } of this.members) generations.push(await prepareProjectionSchema(db, projection, schema));
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
     const groupId = projectionGroupId(namespace, { name: groupName(this.projections) }, generations.join('+'));
-    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false }, this.signals);
-    this.consumer = consumer;
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      this.lag.set(partitionKey(payload.topic, payload.partition), { topic: payload.topic, lag: Number(payload.offsetLag) });
-      // Batches of only transaction markers never reach eachBatch; move the checkpoint over them too,
-      // so an idle projection's checkpoint equals the end of the log and rebuilds can compare positions.
-      if (payload.batchSize > 0) return;
-      this.advance(payload.topic, payload.partition, payload.lastOffset).catch((error: unknown) =>
-        this.log.write('warn', 'advance', { err: errorField(error) }, 'could not advance the checkpoint over transaction markers'),
-      );
+    let commits: PeriodicCommit | undefined;
+    const consumer = new GroupConsumer(kafka, {
+      groupId,
+      topics: [...new Set(this.members.flatMap((member) => [...member.topics]))],
+      ...(kafka.instanceId ? { instanceId: kafka.instanceId } : {}),
+      eachBatch: async (batch) => {
+        this.lag.set(partitionKey(batch.topic, batch.partition), {
+          topic: batch.topic,
+          lag: Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)),
+        });
+        if (batch.messages.length > 0) await this.group.submit(batch);
+        // A batch of only transaction markers moves the checkpoint over them too, so an idle projection's checkpoint
+        // equals the end of the log and rebuilds can compare positions.
+        else
+          await this.advance(batch.topic, batch.partition, batch.lastOffset()).catch((error: unknown) =>
+            this.log.write('warn', 'advance', { err: errorField(error) }, 'could not advance the checkpoint over transaction markers'),
+          );
+        commits?.done(batch);
+      },
+      onJoin: () => this.signals.running(),
+      onFailure: (error) => this.signals.failed(error),
     });
-    await consumer.connect();
-    for (const topic of new Set(this.members.flatMap((member) => [...member.topics]))) {
-      await consumer.subscribe({ topic, fromBeginning: true });
-    }
+    this.consumer = consumer;
     // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
     // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
-    this.commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
+    commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
       this.log.write('warn', 'offset-commit', { err: errorField(error) }, 'group offsets not committed (the checkpoints are the position)'),
     );
-    await consumer.run(groupCommitRun(this.group, { autoCommit: false }));
-    this.commits.start();
+    this.commits = commits;
+    await consumer.start();
+    commits.start();
   }
 
   async stop(): Promise<void> {
@@ -163,7 +172,7 @@ export class ProjectionRunner {
     this.consumer = undefined;
     await this.commits?.stop();
     this.commits = undefined;
-    await consumer?.disconnect().catch(() => undefined);
+    await consumer?.stop().catch(() => undefined);
   }
 
   /**

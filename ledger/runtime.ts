@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { topicsOf, type SomeAggregate } from './aggregate.ts';
 import type { CommandBus } from './command-bus.ts';
-import { kafkaBrokers, type LedgerConfig } from './config.ts';
+import { instanceId, kafkaBrokers, type LedgerConfig } from './config.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, createPool, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
@@ -69,7 +69,7 @@ export async function startRuntime(
   await createTopics(config, logger, allTopics);
   const codec = await registerSchemas(config, allTopics);
   await ensureDatabase(config.DATABASE_URL);
-  const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger);
+  const kafka = createKafka(kafkaBrokers(config), 'commerce-ledger', logger, instanceId(config));
   const db = createKnex(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL);
   const dependencies = dependencyMonitor(

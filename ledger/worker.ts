@@ -1,4 +1,4 @@
-import { BATCHED_FETCH, disconnectQuietly, supervisedConsumer, type Consumer, type EachBatchPayload, type FetchedRecord } from './kafka.ts';
+import { BATCHED_FETCH, GroupConsumer, PROMPT_FETCH, type FetchedBatch, type FetchedRecord } from './kafka.ts';
 import type { Logger } from './logger.ts';
 import type { Worker, WorkerDeps } from './runtime.ts';
 import { sleep } from './sleep.ts';
@@ -97,7 +97,7 @@ export const defineWorker = (spec: WorkerSpec): Worker => ({
 class WorkerPart implements Part {
   private halted = false;
   private loop?: Promise<void>;
-  private consumer?: Consumer;
+  private consumer?: GroupConsumer;
   private unsubscribe: (() => void)[] = [];
   private readonly wakeUp = new WakeUp();
   private readonly hooks: WorkerHooks;
@@ -148,7 +148,7 @@ class WorkerPart implements Part {
     await this.hooks.drain?.();
     const consumer = this.consumer;
     this.consumer = undefined;
-    await disconnectQuietly(consumer);
+    await consumer?.stop().catch(() => undefined);
     await this.hooks.close?.();
   }
 
@@ -167,65 +167,66 @@ class WorkerPart implements Part {
 
   private async consume(source: TopicSource): Promise<void> {
     const { kafka, namespace } = this.deps;
-    const groupId = namespaced(namespace, source.groupId);
-    const fetch = source.fetch === 'batched' ? BATCHED_FETCH : {};
-    const consumer = supervisedConsumer(kafka, { groupId, readUncommitted: false, ...fetch }, this.signals);
-    this.consumer = consumer;
-    await consumer.connect();
-    for (const topic of source.topics) await consumer.subscribe({ topic: namespaced(namespace, topic.name), fromBeginning: true });
-    if (source.commit.kind === 'manual') {
-      const handleBatch = this.required('handleBatch');
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: ({ batch }) =>
-          handleBatch({
-            topic: batch.topic,
-            partition: batch.partition,
-            messages: batch.messages.map((m) => messageOf(batch.topic, batch.partition, m)),
-            lastOffset: batch.lastOffset(),
-          }),
-      });
-      return;
-    }
-    const handle = this.required('handle');
-    await consumer.run({
-      autoCommit: true,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: source.commit.partitionsAtOnce,
-      eachBatch: (payload) => this.eachMessage(payload, handle),
+    const handle = source.commit.kind === 'manual' ? this.batchHandler() : this.messageHandler(source.commit.partitionsAtOnce);
+    const consumer: GroupConsumer = new GroupConsumer(kafka, {
+      groupId: namespaced(namespace, source.groupId),
+      topics: source.topics.map((topic) => namespaced(namespace, topic.name)),
+      ...(kafka.instanceId ? { instanceId: kafka.instanceId } : {}),
+      fetch: source.fetch === 'batched' ? BATCHED_FETCH : PROMPT_FETCH,
+      eachBatch: (batch) => handle(batch, consumer),
+      onJoin: () => this.signals.running(),
+      onFailure: (error) => this.signals.failed(error),
     });
+    this.consumer = consumer;
+    await consumer.start();
   }
 
-  /** Each record in order, retried in place with backoff until handled; its offset is committed only after. */
-  private async eachMessage(payload: EachBatchPayload, handle: (message: TopicMessage) => Promise<void>): Promise<void> {
-    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
-    const live = () => !this.halted && isRunning() && !isStale();
-    for (const record of batch.messages) {
-      if (!live()) return;
-      const message = messageOf(batch.topic, batch.partition, record);
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await handle(message);
-          break;
-        } catch (error) {
-          this.hooks.onError(error, { attempt, message });
-          const until = Date.now() + backoffDelay(attempt, 200, 30_000);
-          while (Date.now() < until) {
-            if (!live()) return;
-            await heartbeat();
-            await sleep(Math.min(1_000, until - Date.now()));
+  /** `manual` commit: each batch to `handleBatch`; the hooks commit what they have finished. */
+  private batchHandler(): (batch: FetchedBatch) => Promise<void> {
+    const handleBatch = this.required('handleBatch');
+    return (batch) =>
+      handleBatch({
+        topic: batch.topic,
+        partition: batch.partition,
+        messages: batch.messages.map((m) => messageOf(batch.topic, batch.partition, m)),
+        lastOffset: batch.lastOffset(),
+      });
+  }
+
+  /**
+   * `each-message` commit: each record in order, retried in place with backoff until handled; a batch's offsets are
+   * committed once all its records are. At most `partitionsAtOnce` partitions are handled side by side.
+   */
+  private messageHandler(partitionsAtOnce: number): (batch: FetchedBatch, consumer: GroupConsumer) => Promise<void> {
+    const handle = this.required('handle');
+    const slots = new Slots(partitionsAtOnce);
+    return (batch, consumer) =>
+      slots.run(async () => {
+        for (const record of batch.messages) {
+          if (this.halted) return;
+          const message = messageOf(batch.topic, batch.partition, record);
+          for (let attempt = 0; ; attempt++) {
+            try {
+              await handle(message);
+              break;
+            } catch (error) {
+              this.hooks.onError(error, { attempt, message });
+              const until = Date.now() + backoffDelay(attempt, 200, 30_000);
+              while (Date.now() < until) {
+                if (this.halted) return;
+                await sleep(Math.min(1_000, until - Date.now()));
+              }
+            }
           }
         }
-      }
-      resolveOffset(record.offset);
-      await commitOffsetsIfNecessary();
-      await heartbeat();
-    }
+        const next = (BigInt(batch.lastOffset()) + 1n).toString();
+        await consumer.commitOffsets([{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }]);
+      });
   }
 
   private async commit(offsets: TopicOffset[]): Promise<void> {
     if (offsets.length === 0 || !this.consumer) return;
-    await this.consumer.commitOffsets(offsets);
+    await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partitions: [{ partition, offset }] })));
   }
 
   private required<K extends 'handle' | 'handleBatch'>(hook: K): NonNullable<WorkerHooks[K]> {
@@ -235,12 +236,31 @@ class WorkerPart implements Part {
   }
 }
 
+/** At most `size` pieces of work at once; the others wait their turn in order. */
+class Slots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await work();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
 const messageOf = (topic: string, partition: number, record: FetchedRecord): TopicMessage => ({
   topic,
   partition,
   offset: record.offset,
   value: record.value,
-  header: (name) => record.headers?.[name]?.toString(),
+  header: (name) => record.headers[name]?.toString(),
 });
 
 /** Logs a failed round, one line per kind per interval, in a worker's words. */

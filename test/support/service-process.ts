@@ -62,7 +62,7 @@ export async function removeLeftovers(brokers: string, namespace: string, databa
   try {
     await admin.connect();
     const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace}.`));
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    if (topics.length > 0) await admin.deleteTopics({ topics });
   } catch {
     // the next run's stack start is not affected by what is left
   } finally {

@@ -1,0 +1,179 @@
+import {
+  compatibilityPartitioner,
+  Producer as ClientProducer,
+  ProduceAcks,
+  type Consumer as ClientConsumer,
+  type Message,
+  type MessageToProduce,
+  type ProduceResult,
+} from '@platformatic/kafka';
+import type { Kafka } from './client.ts';
+import type { GroupMember, TopicOffsets } from './group-consumer.ts';
+
+/** A record to append; without `partition` the producer places it by its key (murmur2, as the Java client does). */
+export type OutgoingRecord = {
+  key?: Buffer | string | null;
+  value: Buffer | string | null;
+  partition?: number;
+  headers?: Record<string, string>;
+};
+/** Records to append to one topic. */
+export type TopicRecords = { topic: string; messages: OutgoingRecord[] };
+/** Where a write's records of one topic-partition went: `baseOffset` is the offset of the first. */
+export type WrittenRecords = { topicName: string; partition: number; baseOffset?: string };
+
+export type ProducerOptions = {
+  /** Exactly once per partition and session (sequence numbers): a retried request is not written twice. */
+  idempotent?: boolean;
+  /** How often the client tries a request again before it fails (few: while the broker is away a write should fail fast). */
+  retries?: number;
+  /** Makes it a transactional producer: opening it fences every earlier producer of the same id. */
+  transactionalId?: string;
+};
+
+type ClientTransaction = Awaited<ReturnType<ClientProducer['beginTransaction']>>;
+
+const asBuffer = (data: Buffer | string | null | undefined): Buffer | undefined =>
+  data === null || data === undefined ? undefined : Buffer.isBuffer(data) ? data : Buffer.from(data);
+
+function toMessages(topicMessages: TopicRecords[]): MessageToProduce[] {
+  return topicMessages.flatMap(({ topic, messages }) =>
+    messages.map((message) => ({
+      topic,
+      key: asBuffer(message.key),
+      // A tombstone (compaction deletes the key) is a record with a null value.
+      value: asBuffer(message.value) ?? (null as unknown as Buffer),
+      ...(message.partition === undefined ? {} : { partition: message.partition }),
+      ...(message.headers ? { headers: new Map(Object.entries(message.headers).map(([k, v]) => [Buffer.from(k), Buffer.from(v)])) } : {}),
+    })),
+  );
+}
+
+const written = (result: ProduceResult): WrittenRecords[] =>
+  (result.offsets ?? []).map(({ topic, partition, offset }) => ({ topicName: topic, partition, baseOffset: offset.toString() }));
+
+/**
+ * A producer of the port: keyed records land where the Java client (and every producer of the service) puts them
+ * (murmur2 of the key, its low 31 bits), every write acknowledged by all in-sync replicas.
+ */
+export class RecordProducer {
+  protected readonly client: ClientProducer;
+
+  constructor(kafka: Kafka, options: ProducerOptions = {}) {
+    this.client = new ClientProducer({
+      ...kafka.options(options.retries === undefined ? {} : { retries: options.retries }),
+      idempotent: options.idempotent ?? options.transactionalId !== undefined,
+      acks: ProduceAcks.ALL,
+      partitioner: compatibilityPartitioner,
+      ...(options.transactionalId
+        ? // A transaction that a crash left open is aborted by the broker after this long (its records then never appear).
+          { transactionalId: options.transactionalId, producerId: -1n, producerEpoch: -1, timeout: 10_000 }
+        : {}),
+    });
+  }
+
+  /** Reaches the cluster (and, for an idempotent producer, gets its producer id). */
+  async connect(): Promise<void> {
+    await this.client.metadata({ topics: [] });
+  }
+
+  async send({ topic, messages }: { topic: string; messages: OutgoingRecord[]; acks?: number }): Promise<WrittenRecords[]> {
+    return this.sendBatch({ topicMessages: [{ topic, messages }] });
+  }
+
+  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[]; acks?: number }): Promise<WrittenRecords[]> {
+    const messages = toMessages(topicMessages);
+    if (messages.length === 0) return [];
+    return written(await this.client.send({ messages }));
+  }
+
+  async disconnect(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+/**
+ * A transactional producer (one per processor instance and group, KIP-447): its transactions write records and commit
+ * the consumed offsets with the group member's generation, so a member the group has moved on from cannot commit.
+ */
+export class TransactionalProducer extends RecordProducer {
+  constructor(kafka: Kafka, transactionalId: string) {
+    super(kafka, { transactionalId });
+  }
+
+  /** Takes the transactional id: fences every earlier producer of it, whose open transaction the broker aborts. */
+  override async connect(): Promise<void> {
+    const transaction = await this.client.beginTransaction();
+    await transaction.cancel();
+  }
+
+  /** Begins a transaction (the producer has one at a time). */
+  async transaction(): Promise<KafkaTransaction> {
+    return new KafkaTransaction(await this.client.beginTransaction());
+  }
+}
+
+/** One open transaction: records sent in it, and the consumed offsets committed with it, appear together or never. */
+export class KafkaTransaction {
+  constructor(private readonly transaction: ClientTransaction) {}
+
+  async send({ topic, messages }: { topic: string; messages: OutgoingRecord[]; acks?: number }): Promise<WrittenRecords[]> {
+    return this.sendBatch({ topicMessages: [{ topic, messages }] });
+  }
+
+  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[]; acks?: number }): Promise<WrittenRecords[]> {
+    const messages = toMessages(topicMessages);
+    if (messages.length === 0) return [];
+    return written(await this.transaction.send({ messages }));
+  }
+
+  /**
+   * Commits a group's offsets with this transaction, as the member `member` (the group refuses them once its
+   * partitions have moved on). One request per partition, one after the other: the client folds concurrent ones.
+   */
+  async sendOffsets({ member, topics }: { member: GroupMember; topics: TopicOffsets[] }): Promise<void> {
+    await this.transaction.addConsumer({ groupId: member.groupId } as ClientConsumer);
+    for (const { topic, partitions } of topics) {
+      for (const { partition, offset } of partitions) {
+        // The client commits the offset after the message it is given.
+        const consumed = { topic, partition, offset: BigInt(offset) - 1n, metadata: { consumer: member } } as unknown as Message;
+        await this.transaction.addOffset(consumed);
+      }
+    }
+  }
+
+  async commit(): Promise<void> {
+    await this.transaction.commit();
+  }
+
+  /** Aborts; a transaction the broker never heard of (nothing sent yet) is only forgotten. */
+  async abort(): Promise<void> {
+    try {
+      await this.transaction.abort();
+    } catch (error) {
+      await this.transaction.cancel().catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+/** Runs `work` in one Kafka transaction: committed when it returns, aborted (and the error rethrown) when anything fails. */
+export async function inTransaction<T>(
+  producer: TransactionalProducer,
+  work: (transaction: KafkaTransaction) => Promise<T>,
+  onAbortFailure: (error: unknown) => void = () => undefined,
+): Promise<T> {
+  const transaction = await producer.transaction();
+  try {
+    const result = await work(transaction);
+    await transaction.commit();
+    return result;
+  } catch (error) {
+    await transaction.abort().catch(onAbortFailure);
+    throw error;
+  }
+}
+
+/** The partition the service's producers give a record keyed by `key` on a topic of `partitions`. */
+export const partitionOfKey = (key: string, partitions: number): number =>
+  compatibilityPartitioner({ topic: 'any', value: Buffer.alloc(0) }, Buffer.from(key)) % partitions;
