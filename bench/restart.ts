@@ -1,4 +1,4 @@
-import { logEnds, quietKafka } from '../ledger/kafka.ts';
+import { quietKafka, readToEnd } from '../ledger/kafka.ts';
 import { productAggregate } from '../commands/catalog/product.ts';
 import { productQualityAggregate } from '../commands/quality/product-quality.ts';
 import { namespaced } from '../ledger/topics.ts';
@@ -39,41 +39,20 @@ running.service = service;
 /** Reads the state changelogs to their ends in the bench process: records, and parsed records per second. */
 async function readChangelogs(): Promise<{ records: number; seconds: number }> {
   const kafka = quietKafka(stack.kafkaBrokers, 'bench-restart');
-  const admin = kafka.admin();
-  await admin.connect();
   const topics = [productAggregate.state, productQualityAggregate.state].map((t) => namespaced(namespace, t.name));
-  const remaining = new Map<string, bigint>();
-  for (const topic of topics)
-    for (const [partition, end] of await logEnds(admin, topic)) if (end > 0n) remaining.set(`${topic}|${partition}`, end);
-  await admin.disconnect();
-  const consumer = kafka.consumer({ groupId: uniqueName('bench-restart-read'), readUncommitted: false, maxWaitTimeInMs: 100 });
   let records = 0;
   const started = performance.now();
-  await consumer.connect();
-  for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
-  await new Promise<void>((resolve, reject) => {
-    if (remaining.size === 0) resolve();
-    // Reported for every batch, also one whose records were all aborted (read_committed hands those to no handler).
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      const key = `${payload.topic}|${payload.partition}`;
-      // The last record of a transactional partition is a commit marker, never delivered: one short of the end is the end.
-      if (BigInt(payload.lastOffset) + 2n >= (remaining.get(key) ?? 0n)) remaining.delete(key);
-      if (remaining.size === 0) resolve();
-    });
-    consumer
-      .run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const message of batch.messages) {
-            if (message.value) JSON.parse(message.value.toString());
-            records += 1;
-          }
-        },
-      })
-      .catch(reject);
-  });
+  await Promise.all(
+    topics.map((topic) =>
+      readToEnd(kafka, topic, (batch) => {
+        for (const message of batch.messages) {
+          if (message.value) JSON.parse(message.value.toString());
+          records += 1;
+        }
+      }),
+    ),
+  );
   const elapsed = (performance.now() - started) / 1000;
-  await consumer.disconnect();
   return { records, seconds: elapsed };
 }
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { keyedProducer, quietKafka } from '../ledger/kafka.ts';
+import { GroupConsumer, keyedProducer, quietKafka } from '../ledger/kafka.ts';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { orderRequest, stocked } from '../test/support/orders.ts';
@@ -63,26 +63,31 @@ await phase(`baseline: bare fastify POST (c=${C})`, N * 2, C, ['bench'], () =>
 );
 await bare.close();
 
-// Baseline: raw kafkajs produce → consume round trip (acks=all, read_committed consumer).
+// Baseline: the Kafka port's produce → consume round trip (acks=all, read_committed consumer).
 const kafka = quietKafka(stack.kafkaBrokers, 'bench');
 const topic = `bench-${randomUUID()}`;
 const admin = kafka.admin();
 await admin.connect();
 await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
-const producer = keyedProducer(kafka, { idempotent: true, maxInFlightRequests: 1 });
-const consumer = kafka.consumer({ groupId: `bench-${randomUUID()}`, maxWaitTimeInMs: 100 });
-await Promise.all([producer.connect(), consumer.connect()]);
-await consumer.subscribe({ topic, fromBeginning: true });
+const producer = keyedProducer(kafka, { idempotent: true });
 const arrivals = new Map<string, () => void>();
-await consumer.run({ eachMessage: async ({ message }) => arrivals.get(message.key?.toString() ?? '')?.() });
+const consumer = new GroupConsumer(kafka, {
+  groupId: `bench-${randomUUID()}`,
+  topics: [topic],
+  eachBatch: async (batch) => {
+    for (const message of batch.messages) arrivals.get(message.key?.toString() ?? '')?.();
+  },
+  onFailure: (error) => console.error('bench consumer failed', error),
+});
+await Promise.all([producer.connect(), consumer.start()]);
 await sleep(2000); // let the group settle before timing
-await phase(`baseline: raw kafkajs produce→consume round trip (c=${C})`, N, C, ['bench', 'kafka'], async (i) => {
+await phase(`baseline: the Kafka port's produce→consume round trip (c=${C})`, N, C, ['bench', 'kafka'], async (i) => {
   const key = `k${i}`;
   const arrived = new Promise<void>((resolve) => arrivals.set(key, resolve));
-  await producer.send({ topic, acks: -1, messages: [{ key, value: 'x' }] });
+  await producer.send({ topic, messages: [{ key, value: 'x' }] });
   await arrived;
 });
-await Promise.all([producer.disconnect(), consumer.disconnect()]);
+await Promise.all([producer.disconnect(), consumer.stop()]);
 await admin.deleteTopics({ topics: [topic] });
 await admin.disconnect();
 

@@ -68,7 +68,11 @@ export class CommandBus implements Part {
   async start(): Promise<void> {
     await this.connectedProducer();
     // Committed every few seconds, not per batch: replies read again after a restart settle nothing.
-    let commits: PeriodicCommit | undefined;
+    const commits = new PeriodicCommit(
+      (offsets) => consumer.commitOffsets(offsets),
+      OFFSET_COMMIT_INTERVAL_MS,
+      (error) => this.log.warn({ err: errorField(error) }, 'reply offsets not committed'),
+    );
     const consumer = new GroupConsumer(this.kafka, {
       groupId: this.groupId,
       topics: [this.repliesTopic],
@@ -79,15 +83,12 @@ export class CommandBus implements Part {
           const reply = JSON.parse(message.value.toString()) as CommandReply;
           this.settle(reply.commandId)?.resolve(reply);
         }
-        commits?.done(batch);
+        commits.done(batch);
       },
       onJoin: () => this.signals.running(),
       onFailure: (error) => this.signals.failed(error),
     });
     this.consumer = consumer;
-    commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
-      this.log.warn({ err: errorField(error) }, 'reply offsets not committed'),
-    );
     this.commits = commits;
     await consumer.start();
     commits.start();

@@ -167,7 +167,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       this.writer.remember(decided.touched, written);
       for (const { writer, touched } of decided.followers) writer.remember(touched, written);
       for (const consumed of decided.consumed) taskOf.get(consumed.partition)?.committed.advance([consumed]);
-      if (metrics && decideTime !== undefined) metrics.round(this.writer.definition.name, decideTime, decided.decided.length, this.tally(decided));
+      if (metrics && decideTime !== undefined)
+        metrics.round(this.writer.definition.name, decideTime, decided.decided.length, this.tally(decided));
       start = decided.end;
     }
   }

@@ -176,6 +176,7 @@ export const ledgerSettings = defineSettings({
 export type LedgerConfig = z.infer<z.ZodObject<typeof ledgerSettings.shape>>;
 
 /** This instance's id among the service's: INSTANCE_ID, else `<hostname>-<PORT>` (unique on a host: ports are). */
-export const instanceId = (config: Pick<LedgerConfig, 'INSTANCE_ID' | 'PORT'>): string => config.INSTANCE_ID ?? `${hostname()}-${config.PORT}`;
+export const instanceId = (config: Pick<LedgerConfig, 'INSTANCE_ID' | 'PORT'>): string =>
+  config.INSTANCE_ID ?? `${hostname()}-${config.PORT}`;
 
 export const kafkaBrokers = (config: Pick<LedgerConfig, 'KAFKA_BROKERS'>): string[] => config.KAFKA_BROKERS.split(',').map((b) => b.trim());

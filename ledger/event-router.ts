@@ -150,7 +150,11 @@ export class EventRouter {
       if (chunk.every((r) => r.commands.length === 0) && !tasks.some((task) => task.held.due(now))) {
         // Nothing to write: no transaction. The offsets go with the next one (a crash re-reads these events, which lead
         // to nothing again), or with an offsets-only one at most once a second.
-        for (const task of tasks) task.held.hold(chunk.filter((r) => r.task === task).map((r) => r.consumed), now);
+        for (const task of tasks)
+          task.held.hold(
+            chunk.filter((r) => r.task === task).map((r) => r.consumed),
+            now,
+          );
       } else {
         const held = tasks.flatMap((task) => task.held.take());
         await timedTransaction(this.deps.metrics, this.part, () => this.commitRound(producer, member, chunk, held));

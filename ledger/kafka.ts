@@ -6,21 +6,22 @@
 import type { Logger } from './logger.ts';
 import { sleep } from './sleep.ts';
 import { KafkaAdmin, type NewTopic } from './kafka/admin.ts';
-import { Kafka, kafkaErrorType } from './kafka/client.ts';
+import { Kafka } from './kafka/client.ts';
+import { kafkaErrorType } from './kafka/errors.ts';
 import { RecordProducer, TransactionalProducer, type ProducerOptions } from './kafka/producer.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 
 export { KafkaAdmin, type CommittedTopicOffsets, type NewTopic, type PartitionMetadata } from './kafka/admin.ts';
+export { Kafka } from './kafka/client.ts';
 export {
   disconnectQuietly,
   isKafkaError,
   isTransientTransactionError,
-  Kafka,
   kafkaConnectionError,
   kafkaErrorType,
   retryKafka,
   retryTransient,
-} from './kafka/client.ts';
+} from './kafka/errors.ts';
 export { BATCHED_FETCH, PROMPT_FETCH, type FetchedBatch, type FetchedRecord, type FetchSettings } from './kafka/fetcher.ts';
 export { GroupConsumer, type Assignment, type GroupConsumerOptions, type GroupMember, type TopicOffsets } from './kafka/group-consumer.ts';
 export { readPartitions, readToEnd } from './kafka/partition-reader.ts';
@@ -120,7 +121,8 @@ export async function ensureTopics(
   } catch (error) {
     const type = kafkaErrorType(error) ?? '';
     // Two processes starting at once may race to create the same topic; that is fine.
-    if (type === 'TOPIC_ALREADY_EXISTS') return ensureTopics(admin, namespace, specs, partitions, recordLimit, replication, giveUpAt, attempt);
+    if (type === 'TOPIC_ALREADY_EXISTS')
+      return ensureTopics(admin, namespace, specs, partitions, recordLimit, replication, giveUpAt, attempt);
     if (FINAL_TOPIC_ERRORS.test(type) || Date.now() >= giveUpAt) throw error;
     await sleep(Math.min(2_000, 200 * attempt));
     return ensureTopics(admin, namespace, specs, partitions, recordLimit, replication, giveUpAt, attempt + 1);

@@ -138,7 +138,10 @@ class PartitionTasks<T extends PartitionTask> {
       return task;
     });
     const { open } = this.kind;
-    (open ? this.exclusive.run(() => open(tasks, this.producer, this.cancel.signal)) : Promise.resolve()).then(settle.resolve, settle.reject);
+    (open ? this.exclusive.run(() => open(tasks, this.producer, this.cancel.signal)) : Promise.resolve()).then(
+      settle.resolve,
+      settle.reject,
+    );
     // Whoever waits for a task learns of the failure too. Only a task still assigned breaks the part.
     ready.catch((error: unknown) => {
       if (!this.closed && tasks.some((task) => this.holds(task))) this.failed(error);

@@ -1,4 +1,4 @@
-import type { FetchedBatch, GroupConsumer } from './kafka.ts';
+import type { FetchedBatch, TopicOffsets } from './kafka.ts';
 
 /** How often a consumer on periodic commits commits its group offsets. */
 export const OFFSET_COMMIT_INTERVAL_MS = 5_000;
@@ -14,7 +14,7 @@ export class PeriodicCommit {
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly consumer: GroupConsumer,
+    private readonly commit: (offsets: TopicOffsets[]) => Promise<void>,
     private readonly intervalMs: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -36,7 +36,7 @@ export class PeriodicCommit {
     const offsets = [...this.processed.values()];
     this.processed.clear();
     try {
-      await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partitions: [{ partition, offset }] })));
+      await this.commit(offsets.map(({ topic, partition, offset }) => ({ topic, partitions: [{ partition, offset }] })));
     } catch (error) {
       this.onError(error);
     }

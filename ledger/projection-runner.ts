@@ -134,7 +134,19 @@ export class ProjectionRunner {
     for (const { projection, schema } of this.members) generations.push(await prepareProjectionSchema(db, projection, schema));
     // A fresh schema gets a fresh generation and so a fresh consumer group that reads from offset 0.
     const groupId = projectionGroupId(namespace, { name: groupName(this.projections) }, generations.join('+'));
-    let commits: PeriodicCommit | undefined;
+    // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
+    // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
+    const commits = new PeriodicCommit(
+      (offsets) => consumer.commitOffsets(offsets),
+      OFFSET_COMMIT_INTERVAL_MS,
+      (error) =>
+        this.log.write(
+          'warn',
+          'offset-commit',
+          { err: errorField(error) },
+          'group offsets not committed (the checkpoints are the position)',
+        ),
+    );
     const consumer = new GroupConsumer(kafka, {
       groupId,
       topics: [...new Set(this.members.flatMap((member) => [...member.topics]))],
@@ -151,17 +163,12 @@ export class ProjectionRunner {
           await this.advance(batch.topic, batch.partition, batch.lastOffset()).catch((error: unknown) =>
             this.log.write('warn', 'advance', { err: errorField(error) }, 'could not advance the checkpoint over transaction markers'),
           );
-        commits?.done(batch);
+        commits.done(batch);
       },
       onJoin: () => this.signals.running(),
       onFailure: (error) => this.signals.failed(error),
     });
     this.consumer = consumer;
-    // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
-    // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
-    commits = new PeriodicCommit(consumer, OFFSET_COMMIT_INTERVAL_MS, (error) =>
-      this.log.write('warn', 'offset-commit', { err: errorField(error) }, 'group offsets not committed (the checkpoints are the position)'),
-    );
     this.commits = commits;
     await consumer.start();
     commits.start();

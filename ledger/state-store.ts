@@ -17,13 +17,21 @@ const BARRIER_KEY = '__restore-barrier__';
  * nothing written before it can still appear (the previous owner's last transaction is complete: its generation ended
  * before this assignment began, and a transaction still open holds read_committed readers back until it ends).
  */
-export async function writeBarriers(producer: TransactionalProducer, topics: string[], partitions: number[]): Promise<Map<number, Barrier>> {
+export async function writeBarriers(
+  producer: TransactionalProducer,
+  topics: string[],
+  partitions: number[],
+): Promise<Map<number, Barrier>> {
   const ids = new Map(partitions.map((partition) => [partition, randomUUID()]));
   const written = await inTransaction(producer, (transaction) =>
     transaction.sendBatch({
       topicMessages: topics.map((topic) => ({
         topic,
-        messages: partitions.map((partition) => ({ partition, key: BARRIER_KEY, value: JSON.stringify({ barrierId: ids.get(partition) }) })),
+        messages: partitions.map((partition) => ({
+          partition,
+          key: BARRIER_KEY,
+          value: JSON.stringify({ barrierId: ids.get(partition) }),
+        })),
       })),
     }),
   );

@@ -1,9 +1,15 @@
 import { Admin as ClientAdmin, ConfigResourceTypes, FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
 import { sleep } from '../sleep.ts';
-import { kafkaErrorType, type Kafka } from './client.ts';
+import { kafkaErrorType } from './errors.ts';
+import type { ClientSettings as Kafka } from './settings.ts';
 
 /** A topic to create: `configEntries` are topic settings (`cleanup.policy`, `min.insync.replicas`, …). */
-export type NewTopic = { topic: string; numPartitions: number; replicationFactor?: number; configEntries?: { name: string; value: string }[] };
+export type NewTopic = {
+  topic: string;
+  numPartitions: number;
+  replicationFactor?: number;
+  configEntries?: { name: string; value: string }[];
+};
 /** A group's committed offsets of one topic (each the next offset to read; `-1` where nothing is committed). */
 export type CommittedTopicOffsets = { topic: string; partitions: { partition: number; offset: string }[] };
 export type PartitionMetadata = { partitionId: number; leader: number; replicas: number[]; isr: number[] };
@@ -68,7 +74,9 @@ export class KafkaAdmin {
   }
 
   /** Each group's state (`Stable`, `Empty`, `Dead`, …) and its members' instance ids. */
-  async describeGroups(groups: string[]): Promise<{ groups: { groupId: string; state: string; members: { memberId: string; groupInstanceId: string | null }[] }[] }> {
+  async describeGroups(
+    groups: string[],
+  ): Promise<{ groups: { groupId: string; state: string; members: { memberId: string; groupInstanceId: string | null }[] }[] }> {
     const described = await this.client.describeGroups({ groups });
     return {
       groups: [...described.values()].map((group) => ({
@@ -83,7 +91,15 @@ export class KafkaAdmin {
    * A group's committed offsets, of `topics` (each read in full) or of every topic it has committed on. `stable`: wait
    * for offsets a transaction is still committing (KIP-447's UNSTABLE_OFFSET_COMMIT), for a new owner of a partition.
    */
-  async fetchOffsets({ groupId, topics, stable = false }: { groupId: string; topics?: string[]; stable?: boolean }): Promise<CommittedTopicOffsets[]> {
+  async fetchOffsets({
+    groupId,
+    topics,
+    stable = false,
+  }: {
+    groupId: string;
+    topics?: string[];
+    stable?: boolean;
+  }): Promise<CommittedTopicOffsets[]> {
     const groups = topics
       ? [{ groupId, topics: await Promise.all(topics.map(async (name) => ({ name, partitionIndexes: await this.partitionsOf(name) }))) }]
       : [groupId];
@@ -92,7 +108,10 @@ export class KafkaAdmin {
         const [group] = await this.client.listConsumerGroupOffsets({ groups, requireStable: stable });
         return (group?.topics ?? []).map(({ name, partitions }) => ({
           topic: name,
-          partitions: partitions.map(({ partitionIndex, committedOffset }) => ({ partition: partitionIndex, offset: committedOffset.toString() })),
+          partitions: partitions.map(({ partitionIndex, committedOffset }) => ({
+            partition: partitionIndex,
+            offset: committedOffset.toString(),
+          })),
         }));
       } catch (error) {
         // A transaction still committing offsets: its outcome lands within its timeout.
@@ -127,7 +146,9 @@ export class KafkaAdmin {
   async logEnds(topic: string): Promise<Map<number, bigint>> {
     const partitions = await this.partitionsOf(topic);
     const [listed] = await this.client.listOffsets({
-      topics: [{ name: topic, partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST })) }],
+      topics: [
+        { name: topic, partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST })) },
+      ],
       isolationLevel: FetchIsolationLevels.READ_COMMITTED,
     });
     return new Map((listed?.partitions ?? []).map(({ partitionIndex, offset }) => [partitionIndex, offset]));

@@ -274,7 +274,13 @@ function readBatch(topic: string, partition: FetchedPartition, from: bigint): { 
   if (next === from) return undefined;
   const last = (next - 1n).toString();
   return {
-    batch: { topic, partition: partition.partitionIndex, messages, lastOffset: () => last, highWatermark: partition.lastStableOffset.toString() },
+    batch: {
+      topic,
+      partition: partition.partitionIndex,
+      messages,
+      lastOffset: () => last,
+      highWatermark: partition.lastStableOffset.toString(),
+    },
     next,
   };
 }

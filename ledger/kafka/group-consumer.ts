@@ -1,6 +1,7 @@
 import { Base, Consumer as ClientConsumer, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
 import { KafkaAdmin } from './admin.ts';
-import { kafkaErrorType, type Kafka } from './client.ts';
+import { kafkaErrorType } from './errors.ts';
+import type { ClientSettings as Kafka } from './settings.ts';
 import { Fetcher, PROMPT_FETCH, type FetchedBatch, type FetchSettings } from './fetcher.ts';
 import { sleep } from '../sleep.ts';
 
@@ -192,7 +193,11 @@ export class GroupConsumer {
 
   private async rejoin(error: unknown): Promise<void> {
     if (kafkaErrorType(error) === 'FENCED_INSTANCE_ID') {
-      this.fail(new Error(`another process is a member of ${this.options.groupId} as ${this.options.instanceId}: set INSTANCE_ID uniquely`, { cause: error }));
+      this.fail(
+        new Error(`another process is a member of ${this.options.groupId} as ${this.options.instanceId}: set INSTANCE_ID uniquely`, {
+          cause: error,
+        }),
+      );
       return;
     }
     if (this.rejoining || this.stopped) return;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Consumer as ClientConsumer } from '@platformatic/kafka';
 import { KafkaAdmin } from './admin.ts';
-import type { Kafka } from './client.ts';
+import type { ClientSettings as Kafka } from './settings.ts';
 import { Fetcher, type FetchedBatch, type FetchSettings } from './fetcher.ts';
 
 const READ_FETCH: FetchSettings = { maxWaitMs: 100, minBytes: 1, maxBytes: 50 * 1024 * 1024, partitionMaxBytes: 4 * 1024 * 1024 };
@@ -56,7 +56,12 @@ export async function readPartitions(
 }
 
 /** Every committed record of a topic up to its end at the call, partition by partition, in order within each. */
-export async function readToEnd(kafka: Kafka, topic: string, onBatch: (batch: FetchedBatch) => void, cancelled?: AbortSignal): Promise<void> {
+export async function readToEnd(
+  kafka: Kafka,
+  topic: string,
+  onBatch: (batch: FetchedBatch) => void,
+  cancelled?: AbortSignal,
+): Promise<void> {
   const admin = new KafkaAdmin(kafka);
   let ends: Map<number, bigint>;
   try {

@@ -7,7 +7,7 @@ import {
   type MessageToProduce,
   type ProduceResult,
 } from '@platformatic/kafka';
-import type { Kafka } from './client.ts';
+import type { ClientSettings as Kafka } from './settings.ts';
 import type { GroupMember, TopicOffsets } from './group-consumer.ts';
 
 /** A record to append; without `partition` the producer places it by its key (murmur2, as the Java client does). */

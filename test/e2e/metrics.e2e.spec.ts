@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { logEnds, quietKafka } from '../../ledger/kafka.ts';
+import { GroupConsumer, logEnds, quietKafka } from '../../ledger/kafka.ts';
 import { describe, expect, inject, it } from 'vitest';
 import { useServiceAndTenant, type ServiceAndTenant } from '../support/service-and-tenant.ts';
 
@@ -165,25 +165,26 @@ describe('GET /metrics', () => {
     const kafka = quietKafka(inject('stack').kafkaBrokers, 'metrics-test');
     const admin = kafka.admin();
     const group = `${ns}.commerce-ledger.metrics-test-reader`;
-    const consumer = kafka.consumer({ groupId: group });
+    const consumer = new GroupConsumer(kafka, {
+      groupId: group,
+      topics: [commands],
+      eachBatch: async () => undefined,
+      onFailure: () => undefined,
+    });
     await admin.connect();
     try {
       const [partition, end] = [...(await logEnds(admin, commands))]
         .map(([p, e]) => [p, Number(e)] as const)
         .reduce((a, b) => (b[1] > a[1] ? b : a));
       expect(end).toBeGreaterThan(0);
-      const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-      await consumer.connect();
-      await consumer.subscribe({ topic: commands, fromBeginning: true });
-      await consumer.run({ autoCommit: false, eachMessage: async () => undefined });
-      await joined;
+      await consumer.start();
       const labels = { group, topic: commands, partition: String(partition) };
-      await consumer.commitOffsets([{ topic: commands, partition, offset: '0' }]);
+      await consumer.commitOffsets([{ topic: commands, partitions: [{ partition, offset: '0' }] }]);
       await scrapeUntil((samples) => valueOf(samples, 'ledger_consumer_lag', labels) === end);
-      await consumer.commitOffsets([{ topic: commands, partition, offset: String(end) }]);
+      await consumer.commitOffsets([{ topic: commands, partitions: [{ partition, offset: String(end) }] }]);
       await scrapeUntil((samples) => find(samples, 'ledger_consumer_lag', labels)[0]?.value === 0);
     } finally {
-      await consumer.disconnect().catch(() => undefined);
+      await consumer.stop().catch(() => undefined);
       await admin.deleteGroups([group]).catch(() => undefined);
       await admin.disconnect();
     }

@@ -343,7 +343,6 @@ describe('an event that can never be mapped', () => {
         },
       };
       await producer.send({
-        acks: -1,
         topic: namespaced(ctx.service.namespace, inboundDeadLetterAggregate.commands.name),
         messages: [{ key: currency?.id, value: JSON.stringify(command), headers: { 'command-type': command.type } }],
       });

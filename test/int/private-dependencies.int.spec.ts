@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { logEnds, quietKafka } from '../../ledger/kafka.ts';
+import { keyedProducer, logEnds, quietKafka } from '../../ledger/kafka.ts';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeKafka } from '../../stack/kafka/kafka.ts';
@@ -46,7 +46,7 @@ describe('private dependencies of a test', () => {
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: 'kept', numPartitions: 1 }] });
     await admin.disconnect();
-    const producer = client.producer();
+    const producer = keyedProducer(client);
     await producer.connect();
     await producer.send({ topic: 'kept', messages: [{ value: 'survives' }] });
     await producer.disconnect();

@@ -2,27 +2,28 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ensureTopics,
+  GroupConsumer,
   inTransaction,
-  isTransientTransactionError,
+  kafkaErrorType,
+  quietKafka,
+  readToEnd,
   retryTransient,
   transactionalProducer,
-  quietKafka,
-  type Kafka,
   type Admin,
-  type Producer,
+  type GroupMember,
+  type Kafka,
+  type TransactionalProducer,
 } from '../../ledger/kafka.ts';
+import { isGenerationMoved } from '../../ledger/partition-tasks.ts';
 import { topic as topicSpec } from '../../ledger/topics.ts';
 
-/**
- * The coordinator answers CONCURRENT_TRANSACTIONS to a transaction whose first step is AddOffsetsToTxn while the
- * previous commit's markers are still being written (an offsets-only round of a router does exactly that), and
- * kafkajs does not retry AddOffsetsToTxn: a consumer crashed on it under ordinary load.
- */
+/** Transactions of the port on the real broker: KIP-447 offset commits, and what a read_committed reader sees. */
 describe('transactions on the real broker', () => {
   let kafka: Kafka;
   let admin: Admin;
-  let producer: Producer;
+  let producer: TransactionalProducer;
   const topic = `int-transactions-${randomUUID()}`;
+  const consumers: GroupConsumer[] = [];
 
   beforeAll(async () => {
     kafka = quietKafka(inject('stack').kafkaBrokers, 'int-transactions');
@@ -35,43 +36,97 @@ describe('transactions on the real broker', () => {
   });
 
   afterAll(async () => {
+    for (const consumer of consumers) await consumer.stop();
     await producer?.disconnect();
     await admin?.deleteTopics({ topics: [topic] }).catch(() => undefined);
     await admin?.disconnect();
   });
 
-  /** One round as a router commits it: the consumed offsets first, then records to every partition. */
-  const round = (index: number, sendOffsets: (step: () => Promise<void>) => Promise<void>) =>
+  /** A member of `groupId` that reads nothing of its own (its batches are left alone), with its latest assignment. */
+  const member = async (groupId: string, instanceId: string) => {
+    const joins: GroupMember[] = [];
+    const consumer = new GroupConsumer(kafka, {
+      groupId,
+      topics: [topic],
+      instanceId,
+      onAssignment: (_assignment, joined) => joins.push(joined),
+      eachBatch: async () => undefined,
+      onFailure: () => undefined,
+    });
+    consumers.push(consumer);
+    await consumer.start();
+    return { consumer, joins };
+  };
+
+  const commitAs = (as: GroupMember, offset: number) =>
     inTransaction(producer, async (transaction) => {
-      await sendOffsets(() =>
-        transaction.sendOffsets({
-          consumerGroupId: `int-transactions-group`,
-          topics: [{ topic, partitions: [{ partition: 0, offset: String(index) }] }],
-        }),
-      );
-      await transaction.sendBatch({
-        topicMessages: [{ topic, messages: [0, 1, 2].map((partition) => ({ partition, key: String(index), value: 'x' })) }],
-      });
+      await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 0, key: 'k', value: String(offset) }] }] });
+      await transaction.sendOffsets({ member: as, topics: [{ topic, partitions: [{ partition: 0, offset: String(offset) }] }] });
     });
 
-  it('reproduces CONCURRENT_TRANSACTIONS on sendOffsets when it is not retried', async () => {
-    let seen: unknown;
-    for (let index = 0; index < 500 && seen === undefined; index++) {
-      await round(index, (step) => step()).catch((error: unknown) => {
-        seen = error;
-      });
-    }
-    expect(seen, 'the race never happened in 500 back-to-back transactions').toBeDefined();
-    expect(isTransientTransactionError(seen)).toBe(true);
+  it('commits offsets as the group member; a member the group has moved on from is refused (KIP-447)', async () => {
+    const groupId = `int-transactions-kip447-${randomUUID()}`;
+    const first = await member(groupId, 'first');
+    const before = first.consumer.member();
+    await commitAs(before, 5);
+    expect(await admin.fetchOffsets({ groupId, topics: [topic], stable: true })).toContainEqual({
+      topic,
+      partitions: expect.arrayContaining([{ partition: 0, offset: '5' }]),
+    });
+
+    // A second member joins: the group's generation moves on, and the first member's old identity is a zombie's.
+    await member(groupId, 'second');
+    await expect.poll(() => first.joins.length, { timeout: 20_000 }).toBeGreaterThan(1);
+    const refused = await commitAs(before, 9).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused, 'a commit with the old generation was accepted').toBeDefined();
+    expect(isGenerationMoved(refused), String(kafkaErrorType(refused))).toBe(true);
+    // Nothing of the refused transaction is committed: neither its offset nor its record.
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic], stable: true });
+    expect(committed?.partitions.find((p) => p.partition === 0)?.offset).toBe('5');
+    const values: string[] = [];
+    await readToEnd(kafka, topic, (batch) => values.push(...batch.messages.map((m) => m.value?.toString() ?? '')));
+    expect(values).toContain('5');
+    expect(values).not.toContain('9');
   });
 
-  it('survives it by retrying the step in place: no round fails', async () => {
-    let retries = 0;
+  it('runs 300 rounds back to back, offsets first as a router commits them, without a failed round', async () => {
+    const { consumer } = await member(`int-transactions-rounds-${randomUUID()}`, 'rounds');
     const failures: unknown[] = [];
     for (let index = 0; index < 300; index++) {
-      await round(index, (step) => retryTransient(step, () => retries++)).catch((error: unknown) => failures.push(error));
+      await inTransaction(producer, async (transaction) => {
+        await retryTransient(() =>
+          transaction.sendOffsets({
+            member: consumer.member(),
+            topics: [{ topic, partitions: [{ partition: 0, offset: String(index) }] }],
+          }),
+        );
+        await retryTransient(() =>
+          transaction.sendBatch({
+            topicMessages: [{ topic, messages: [0, 1, 2].map((partition) => ({ partition, key: String(index), value: 'x' })) }],
+          }),
+        );
+      }).catch((error: unknown) => failures.push(error));
     }
     expect(failures).toEqual([]);
-    expect(retries).toBeGreaterThan(0);
+  });
+
+  it('never shows an aborted transaction, even one larger than a fetch (its abort marker in a later response)', async () => {
+    const large = `int-transactions-aborted-${randomUUID()}`;
+    await ensureTopics(admin, '', [topicSpec(large, 'events', 'key')], 1, 1_000_000);
+    const chunk = 'a'.repeat(900_000);
+    const aborted = await producer.transaction();
+    // Seven record batches of 900 kB: well past one fetch's 4 MiB per partition.
+    for (let i = 0; i < 7; i++) await aborted.send({ topic: large, messages: [{ partition: 0, key: `aborted-${i}`, value: chunk }] });
+    await aborted.abort();
+    await inTransaction(producer, (transaction) =>
+      transaction.send({ topic: large, messages: [{ partition: 0, key: 'kept', value: 'kept' }] }),
+    );
+    const keys: string[] = [];
+    await readToEnd(kafka, large, (batch) => keys.push(...batch.messages.map((m) => m.key?.toString() ?? '')));
+    await admin.deleteTopics({ topics: [large] }).catch(() => undefined);
+    expect(keys).toEqual(['kept']);
   });
 });

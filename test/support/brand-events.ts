@@ -37,7 +37,7 @@ export async function publishBrandsCreated(codec: EventCodec, topic: string, nam
       ),
     })),
   );
-  await producer.send({ topic, acks: -1, messages });
+  await producer.send({ topic, messages });
   await producer.disconnect();
 }
 

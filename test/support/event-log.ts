@@ -14,7 +14,8 @@ export async function readEvents(namespace: string, topic: TopicSpec): Promise<R
   const events: RecordedEvent[] = [];
   for (const batch of batches) {
     for (const message of batch.messages) {
-      if (message.value) events.push(await codec.decode(message.value, { topic: name, partition: batch.partition, offset: message.offset }));
+      if (message.value)
+        events.push(await codec.decode(message.value, { topic: name, partition: batch.partition, offset: message.offset }));
     }
   }
   return events;

@@ -113,7 +113,7 @@ describe('ConsumerLagReader', () => {
         },
         describeGroups: (ids: string[]) => answer({ groups: ids.map((groupId) => ({ groupId, state: 'Stable' })) }),
         fetchOffsets: () => answer([{ topic: 't', partitions: [{ partition: 0, offset: broker.committed, metadata: null }] }]),
-        fetchTopicOffsets: () => answer([{ partition: 0, offset: '9', high: '9', low: '0' }]),
+        logEnds: () => answer(new Map([[0, 9n]])),
       };
     };
     return { kafka: { admin } as unknown as Kafka, broker };
