@@ -4,7 +4,9 @@ import {
   BATCHED_FETCH,
   disconnectQuietly,
   GroupConsumer,
+  isCoordinatorAway,
   kafkaErrorType,
+  retryKafka,
   PROMPT_FETCH,
   transactionalProducer,
   type Assignment,
@@ -53,6 +55,13 @@ export type TaskKind<T extends PartitionTask> = {
 };
 
 const keyOf = (topic: string, partition: number) => `${topic}:${partition}`;
+
+/**
+ * A cluster's transaction coordinators answer "not available" while the transaction log is created or loaded (a new
+ * or restarted broker): the producer is opened again, for up to half a minute.
+ */
+const patientWithCoordinators = (attempt: number, error: unknown): number | undefined =>
+  attempt < 60 && isCoordinatorAway(error) ? Math.min(1_000, 100 * (attempt + 1)) : undefined;
 
 /**
  * Errors of a round whose group moved on while it ran (a member joined or left): its transaction is aborted and its
@@ -212,22 +221,24 @@ export class PartitionedConsumer<T extends PartitionTask> {
       },
       onFailure: failed,
     });
+    // Set before the group is joined: an assignment (an empty one, say) may be ready before `start` returns.
+    this.producer = producer;
+    this.consumer = consumer;
+    this.tasks = tasks;
     try {
-      await producer.connect();
+      await retryKafka(() => producer.connect(), patientWithCoordinators);
       await consumer.start();
     } catch (error) {
+      if (this.producer === producer) {
+        this.producer = undefined;
+        this.consumer = undefined;
+        this.tasks = undefined;
+      }
+      tasks.closeAll();
       await consumer.stop().catch(() => undefined);
       await disconnectQuietly(producer);
       throw error;
     }
-    if (this.stops !== stops) {
-      await consumer.stop().catch(() => undefined);
-      await disconnectQuietly(producer);
-      return;
-    }
-    this.producer = producer;
-    this.consumer = consumer;
-    this.tasks = tasks;
   }
 
   stop(): Promise<void> {

@@ -14,7 +14,7 @@ export const BUSY_COORDINATOR = new Set([
 
 /** 5 ms doubling for a busy coordinator, 100 ms doubling to a second for anything else (a broker away, a leader moving). */
 export const retryDelay = (_client: unknown, _operation: string, attempt: number, _retries: number, error: Error): number =>
-  BUSY_COORDINATOR.has(String(kafkaErrorType(error))) ? Math.min(200, 5 * 2 ** attempt) : Math.min(1_000, 100 * 2 ** (attempt - 1));
+  kafkaErrorType(error) === 'CONCURRENT_TRANSACTIONS' ? Math.min(200, 5 * 2 ** attempt) : Math.min(1_000, 100 * 2 ** (attempt - 1));
 
 /** Whether an error comes from the Kafka client (a broker unreachable, a request refused or timed out). */
 export const isKafkaError = (error: unknown): boolean => error instanceof GenericError || error instanceof MultipleErrors;
@@ -41,6 +41,10 @@ export function kafkaErrorType(error: unknown): string | undefined {
   };
   return search(error);
 }
+
+/** The coordinator of a group or of transactions is not there yet (being elected, loading its log, moved). */
+export const isCoordinatorAway = (error: unknown): boolean =>
+  ['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR'].includes(String(kafkaErrorType(error)));
 
 export const isTransientTransactionError = (error: unknown): boolean => BUSY_COORDINATOR.has(String(kafkaErrorType(error)));
 

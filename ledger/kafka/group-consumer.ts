@@ -1,6 +1,6 @@
 import { Base, Consumer as ClientConsumer, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
 import { KafkaAdmin } from './admin.ts';
-import { kafkaErrorType } from './errors.ts';
+import { isCoordinatorAway, kafkaErrorType, retryKafka } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import { Fetcher, PROMPT_FETCH, type FetchedBatch, type FetchSettings } from './fetcher.ts';
 import { sleep } from '../sleep.ts';
@@ -90,7 +90,11 @@ export class GroupConsumer {
   /** Joins the group; resolves once the first assignment is known (its partitions may still be preparing). */
   async start(): Promise<void> {
     this.client.topics.trackAll(...this.options.topics);
-    await this.client.joinGroup({});
+    // A group coordinator not there yet (the offsets log being created or loaded on a new broker) is waited for.
+    await retryKafka(
+      () => this.client.joinGroup({}),
+      (attempt, error) => (attempt < 60 && isCoordinatorAway(error) && !this.stopped ? Math.min(1_000, 100 * (attempt + 1)) : undefined),
+    );
     await this.assigning;
   }
 
