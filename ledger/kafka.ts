@@ -15,6 +15,7 @@ export { KafkaAdmin, type CommittedTopicOffsets, type NewTopic, type PartitionMe
 export { Kafka } from './kafka/client.ts';
 export {
   disconnectQuietly,
+  isBrokerAway,
   isCoordinatorAway,
   isKafkaError,
   isTransientTransactionError,

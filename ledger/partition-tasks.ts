@@ -4,7 +4,8 @@ import {
   BATCHED_FETCH,
   disconnectQuietly,
   GroupConsumer,
-  isCoordinatorAway,
+  isBrokerAway,
+  isTransientTransactionError,
   kafkaErrorType,
   retryKafka,
   PROMPT_FETCH,
@@ -57,11 +58,15 @@ export type TaskKind<T extends PartitionTask> = {
 const keyOf = (topic: string, partition: number) => `${topic}:${partition}`;
 
 /**
- * A cluster's transaction coordinators answer "not available" while the transaction log is created or loaded (a new
- * or restarted broker): the producer is opened again, for up to half a minute.
+ * While no broker answers, or a transaction coordinator is not there yet (the transaction log being created or loaded
+ * on a new or restarted broker) or still completing the previous incarnation's transaction (CONCURRENT_TRANSACTIONS), the producer is opened again every second at most, for as long as the part is not
+ * stopped: a part restarted during an outage is back within a second of the broker's return, not after its
+ * supervisor's backoff.
  */
-const patientWithCoordinators = (attempt: number, error: unknown): number | undefined =>
-  attempt < 60 && isCoordinatorAway(error) ? Math.min(1_000, 100 * (attempt + 1)) : undefined;
+const untilBrokersAnswer =
+  (stopped: () => boolean) =>
+  (attempt: number, error: unknown): number | undefined =>
+    !stopped() && (isBrokerAway(error) || isTransientTransactionError(error)) ? Math.min(1_000, 50 * (attempt + 1)) : undefined;
 
 /**
  * Errors of a round whose group moved on while it ran (a member joined or left): its transaction is aborted and its
@@ -226,7 +231,10 @@ export class PartitionedConsumer<T extends PartitionTask> {
     this.consumer = consumer;
     this.tasks = tasks;
     try {
-      await retryKafka(() => producer.connect(), patientWithCoordinators);
+      await retryKafka(
+        () => producer.connect(),
+        untilBrokersAnswer(() => this.stops !== stops),
+      );
       await consumer.start();
     } catch (error) {
       if (this.producer === producer) {

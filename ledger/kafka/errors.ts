@@ -22,29 +22,38 @@ export const isKafkaError = (error: unknown): boolean => error instanceof Generi
 /** The error the client raises when it cannot reach a broker (for tests of what the service makes of it). */
 export const kafkaConnectionError = (message: string): Error => new NetworkError(message);
 
-type Found = { apiId?: string; errors?: unknown[]; cause?: unknown };
+type Found = { apiId?: string; code?: string; errors?: unknown[]; cause?: unknown };
 
-/** The broker's name for the error behind a failure (`NOT_COORDINATOR`, …), however deep the client wrapped it. */
-export function kafkaErrorType(error: unknown): string | undefined {
+/** The first error of a client failure's chain (its causes, its attempts, last first) that `matches`. */
+function findInChain(error: unknown, matches: (found: Found) => boolean): Found | undefined {
   const seen = new Set<unknown>();
-  const search = (candidate: unknown): string | undefined => {
+  const search = (candidate: unknown): Found | undefined => {
     if (!candidate || typeof candidate !== 'object' || seen.has(candidate)) return undefined;
     seen.add(candidate);
     const found = candidate as Found;
-    if (typeof found.apiId === 'string') return found.apiId;
+    if (matches(found)) return found;
     // The last of several attempts is the one that says what the broker thinks now.
     for (const inner of [...(found.errors ?? [])].reverse()) {
-      const type = search(inner);
-      if (type) return type;
+      const hit = search(inner);
+      if (hit) return hit;
     }
     return search(found.cause);
   };
   return search(error);
 }
 
+/** The broker's name for the error behind a failure (`NOT_COORDINATOR`, …), however deep the client wrapped it. */
+export const kafkaErrorType = (error: unknown): string | undefined => findInChain(error, (found) => typeof found.apiId === 'string')?.apiId;
+
+const COORDINATOR_AWAY = new Set(['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR']);
+
 /** The coordinator of a group or of transactions is not there yet (being elected, loading its log, moved). */
-export const isCoordinatorAway = (error: unknown): boolean =>
-  ['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR'].includes(String(kafkaErrorType(error)));
+export const isCoordinatorAway = (error: unknown): boolean => COORDINATOR_AWAY.has(String(kafkaErrorType(error)));
+
+/** No broker answers (refused, reset, timed out) or the coordinator is not there yet: it is worth asking again later. */
+export const isBrokerAway = (error: unknown): boolean =>
+  isCoordinatorAway(error) ||
+  findInChain(error, (found) => found.code === 'PLT_KFK_NETWORK' || found.code === 'PLT_KFK_TIMEOUT') !== undefined;
 
 export const isTransientTransactionError = (error: unknown): boolean => BUSY_COORDINATOR.has(String(kafkaErrorType(error)));
 

@@ -1,6 +1,6 @@
 import { Base, Consumer as ClientConsumer, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
 import { KafkaAdmin } from './admin.ts';
-import { isCoordinatorAway, kafkaErrorType, retryKafka } from './errors.ts';
+import { isBrokerAway, kafkaErrorType, retryKafka } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import { Fetcher, PROMPT_FETCH, type FetchedBatch, type FetchSettings } from './fetcher.ts';
 import { sleep } from '../sleep.ts';
@@ -78,22 +78,23 @@ export class GroupConsumer {
       (batches) => this.deliver(batches),
       (error, fatal) => {
         if (fatal) this.fail(error);
-        else kafka.warn(`fetch:${options.groupId}`, error, 'fetch failed; asking again');
+        else kafka.warn('fetch', error, 'fetch failed; asking again');
       },
     );
     this.client.on('consumer:group:join', (payload) => this.joined(payload));
     // The client gave up rejoining (a broker away longer than its retries): the member asks again until it is back.
     this.client.on('error' as never, (error: unknown) => void this.rejoin(error));
-    this.client.on('consumer:heartbeat:error', ({ error }) => kafka.warn(`heartbeat:${options.groupId}`, error, 'heartbeat failed'));
+    this.client.on('consumer:heartbeat:error', ({ error }) => kafka.warn('heartbeat', error, 'heartbeat failed'));
   }
 
   /** Joins the group; resolves once the first assignment is known (its partitions may still be preparing). */
   async start(): Promise<void> {
     this.client.topics.trackAll(...this.options.topics);
-    // A group coordinator not there yet (the offsets log being created or loaded on a new broker) is waited for.
+    // No broker answering, or a group coordinator not there yet (the offsets log being created or loaded on a new
+    // broker): asked again every second at most until it answers or the consumer is stopped.
     await retryKafka(
       () => this.client.joinGroup({}),
-      (attempt, error) => (attempt < 60 && isCoordinatorAway(error) && !this.stopped ? Math.min(1_000, 100 * (attempt + 1)) : undefined),
+      (attempt, error) => (!this.stopped && isBrokerAway(error) ? Math.min(1_000, 100 * (attempt + 1)) : undefined),
     );
     await this.assigning;
   }
@@ -189,7 +190,7 @@ export class GroupConsumer {
         return starts;
       } catch (error) {
         if (this.stopped || attempt >= 30) throw error;
-        this.kafka.warn(`offsets:${this.options.groupId}`, error, 'committed offsets not read yet');
+        this.kafka.warn('offsets', error, 'committed offsets not read yet');
         await sleep(Math.min(1_000, 100 * (attempt + 1)));
       }
     }
@@ -206,7 +207,7 @@ export class GroupConsumer {
     }
     if (this.rejoining || this.stopped) return;
     this.rejoining = true;
-    this.kafka.warn(`rejoin:${this.options.groupId}`, error, 'group membership lost; joining again');
+    this.kafka.warn('rejoin', error, 'group membership lost; joining again');
     try {
       for (let attempt = 0; !this.stopped; attempt++) {
         try {

@@ -57,10 +57,18 @@ const written = (result: ProduceResult): WrittenRecords[] =>
  * (murmur2 of the key, its low 31 bits), every write acknowledged by all in-sync replicas.
  */
 export class RecordProducer {
-  protected readonly client: ClientProducer;
+  protected client: ClientProducer;
 
-  constructor(kafka: Kafka, options: ProducerOptions = {}) {
-    this.client = new ClientProducer({
+  constructor(
+    kafka: Kafka,
+    private readonly options: ProducerOptions = {},
+  ) {
+    this.client = this.createClient(kafka);
+  }
+
+  protected createClient(kafka: Kafka): ClientProducer {
+    const { options } = this;
+    return new ClientProducer({
       ...kafka.options(options.retries === undefined ? {} : { retries: options.retries }),
       idempotent: options.idempotent ?? options.transactionalId !== undefined,
       acks: ProduceAcks.ALL,
@@ -97,14 +105,27 @@ export class RecordProducer {
  * the consumed offsets with the group member's generation, so a member the group has moved on from cannot commit.
  */
 export class TransactionalProducer extends RecordProducer {
-  constructor(kafka: Kafka, transactionalId: string) {
+  constructor(
+    private readonly kafka: Kafka,
+    transactionalId: string,
+  ) {
     super(kafka, { transactionalId });
   }
 
-  /** Takes the transactional id: fences every earlier producer of it, whose open transaction the broker aborts. */
+  /**
+   * Takes the transactional id: fences every earlier producer of it, whose open transaction the broker aborts. A client
+   * whose first transaction could not begin keeps it half begun: the next attempt takes a fresh client.
+   */
   override async connect(): Promise<void> {
-    const transaction = await this.client.beginTransaction();
-    await transaction.cancel();
+    try {
+      const transaction = await this.client.beginTransaction();
+      await transaction.cancel();
+    } catch (error) {
+      const broken = this.client;
+      this.client = this.createClient(this.kafka);
+      await broken.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Begins a transaction (the producer has one at a time). */
