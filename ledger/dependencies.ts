@@ -26,13 +26,16 @@ const PROBE_TIMEOUT_MS = 1_500;
 const SLOW_PROBES_TO_DOWN = 3;
 
 /** Whether the dependency is certainly not there (nothing listens), as opposed to slow. */
-export const isRefused = (error: unknown): boolean => {
-  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
-    if (e.code === 'ECONNREFUSED' || (typeof e.message === 'string' && e.message.includes('ECONNREFUSED'))) return true;
-    e = e.cause as typeof e;
-  }
-  return false;
+export const isRefused = (error: unknown, depth = 0): boolean => {
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown[] } | undefined;
+  if (!e || depth > 6) return false;
+  if (e.code === 'ECONNREFUSED' || (typeof e.message === 'string' && e.message.includes('ECONNREFUSED'))) return true;
+  // A client's failure after several attempts holds each attempt's error.
+  return isRefused(e.cause, depth + 1) || (Array.isArray(e.errors) && e.errors.some((inner) => isRefused(inner, depth + 1)));
 };
+
+/** While a dependency is down it is probed this often, so its return is noticed within a fraction of a second. */
+const DOWN_PROBE_INTERVAL_MS = 250;
 
 const withTimeout = (work: Promise<void>, ms: number): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -41,7 +44,7 @@ const withTimeout = (work: Promise<void>, ms: number): Promise<void> =>
   });
 
 /**
- * Watches Kafka, the schema registry and Postgres once a second. It is the circuit of the edge (a request that
+ * Watches Kafka, the schema registry and Postgres once a second (four times a second while one is down). It is the circuit of the edge (a request that
  * needs a dependency that is down is refused at once) and the readiness of the service; a change is logged once.
  */
 export class DependencyMonitor {
@@ -61,7 +64,9 @@ export class DependencyMonitor {
     await this.probeAll();
     const loop = () => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.probeAll().finally(loop), this.timing.intervalMs);
+      const anyDown = [...this.states.values()].some((state) => !state.up);
+      const interval = anyDown ? Math.min(DOWN_PROBE_INTERVAL_MS, this.timing.intervalMs) : this.timing.intervalMs;
+      this.timer = setTimeout(() => void this.probeAll().finally(loop), interval);
     };
     loop();
   }

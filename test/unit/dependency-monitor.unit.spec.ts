@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { DependencyMonitor, isRefused } from '../../ledger/dependencies.ts';
+import { quietKafka } from '../../ledger/kafka.ts';
 
 const silent = pino({ level: 'silent' });
 const until = async (condition: () => boolean) => {
@@ -67,9 +68,18 @@ describe('DependencyMonitor (the circuit of the edge)', () => {
     }
   });
 
-  it('tells a refused connection from a slow one, however kafkajs or fetch wrap it', () => {
+  it('tells a refused connection from a slow one, however the Kafka client or fetch wrap it', async () => {
     expect(isRefused(Object.assign(new Error('fetch failed'), { cause: { code: 'ECONNREFUSED' } }))).toBe(true);
     expect(isRefused(new Error('Connection error: connect ECONNREFUSED 127.0.0.1:19092'))).toBe(true);
     expect(isRefused(new Error('no answer within 1500 ms'))).toBe(false);
+    // The client's own failure, from a port nothing listens on: each attempt's error inside the last one's.
+    const admin = quietKafka(['127.0.0.1:9'], 'refused-probe', { probe: { requestTimeoutMs: 500 } }).admin();
+    const refused = await admin.connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await admin.disconnect().catch(() => undefined);
+    expect(refused).toBeDefined();
+    expect(isRefused(refused)).toBe(true);
   });
 });
