@@ -90,10 +90,30 @@ describe('product push across a crash', () => {
     await ctx.service.restart();
     const restartedAt = Date.now();
 
-    // The service's own record of each product decides the title it must have everywhere.
-    const list = await tenant.request('GET', '/api/v1/pim/products');
-    expect(list.status).toBe(200);
-    const titles = new Map<string, string>(list.body.map((p: { id: string; title: string }) => [p.id, p.title]));
+    // The service's own record of each product decides the title it must have everywhere. A create whose answer the
+    // kill cut off may still be on its way into the catalog's read model (a restarted service serves at once), so the
+    // record is read again until every platform holds exactly what it lists.
+    const catalog = async () => {
+      const list = await tenant.request('GET', '/api/v1/pim/products');
+      expect(list.status).toBe(200);
+      return new Map<string, string>(list.body.map((p: { id: string; title: string }) => [p.id, p.title]));
+    };
+    const latestEverywhere = (titles: Map<string, string>) =>
+      connections.every((c) => {
+        const items = standIn.items(c.unified);
+        return items.length === titles.size && items.every((item) => titles.get(referenceOf(item) ?? '') === item.name);
+      });
+    // Converged: every platform holds what the catalog lists, and every connection's own count agrees.
+    const converged = await eventually(
+      async () => {
+        const listed = await catalog();
+        const statuses = latestEverywhere(listed) ? await Promise.all(connections.map((c) => settled(tenant, c.id, 60_000))) : [];
+        return { listed, statuses };
+      },
+      ({ listed, statuses }) => statuses.length === connections.length && statuses.every((status) => status.items.synced === listed.size),
+      120_000,
+    );
+    const titles = converged.listed;
     for (const id of acknowledged.keys()) expect(titles.has(id), id).toBe(true);
     for (const [id, title] of titles) {
       if (acknowledged.has(id)) expect([acknowledged.get(id), ...unanswered]).toContain(title);
@@ -101,15 +121,9 @@ describe('product push across a crash', () => {
     }
     const products = [...titles.keys()];
     expect(products.length).toBeGreaterThanOrEqual(28);
-
-    const latestEverywhere = () =>
-      connections.every((c) => {
-        const items = standIn.items(c.unified);
-        return items.length === products.length && items.every((item) => titles.get(referenceOf(item) ?? '') === item.name);
-      });
-    await eventually(async () => latestEverywhere(), Boolean, 90_000);
-    for (const c of connections) {
-      const status = await settled(tenant, c.id, 60_000);
+    expect(latestEverywhere(titles)).toBe(true);
+    for (const [index, c] of connections.entries()) {
+      const status = converged.statuses[index]!;
       expect(status.status).toBe('ACTIVE');
       expect(status.items).toMatchObject({ synced: products.length, pending: 0, retrying: 0, dead_lettered: 0 });
       expect(status.dead_letters).toEqual([]);
