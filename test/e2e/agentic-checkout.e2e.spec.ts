@@ -14,6 +14,7 @@ import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import type { Tenant } from '../support/client.ts';
 import { SELLER_PAGES } from '../support/feed-settings.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
+import { ucpProfileProblems } from '../support/ucp-profile-schema.ts';
 
 const storageDir = mkdtempSync(path.join(tmpdir(), 'acp-store-'));
 const ctx = useServiceAndTenant({
@@ -77,6 +78,15 @@ async function feedLines(tenant: Tenant, productIds: string[]): Promise<Record<s
   }
 }
 
+/** A tenant's UCP business profile as an agent reads it (public, no credentials), valid per UCP's published schemas. */
+async function ucpProfile(checkout: { ucp_profile_url: string }): Promise<Record<string, any>> {
+  const response = await fetch(checkout.ucp_profile_url);
+  expect(response.status).toBe(200);
+  const profile = (await response.json()) as Record<string, any>;
+  expect(ucpProfileProblems(profile)).toEqual([]);
+  return profile;
+}
+
 const ordersOfSession = async (tenant: Tenant, sessionId: string) => {
   const page = ok(await tenant.request('GET', '/api/v1/oms/orders?limit=100'), 200) as {
     data: { id: string; tags: string[]; status: string }[];
@@ -111,6 +121,12 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     ok(await tenant.request('PUT', '/api/v1/ucp/agent-checkout', { webhook_url: hooks.url(webhookPath) }), 200);
     hooks.script.push(503); // the agent platform's first answer: its webhook is briefly unavailable
     const checkout = await acpAgentCheckout(tenant);
+    // The agent discovers the checkout from the tenant's UCP profile: the ACP service at this address, its payment handler.
+    const profile = await ucpProfile(checkout);
+    expect(profile.ucp.services['dev.agenticcommerce']).toEqual([
+      expect.objectContaining({ transport: 'rest', endpoint: checkout.base_url }),
+    ]);
+    expect(profile.ucp.payment_handlers['dev.acp.tokenized.card']).toEqual([expect.objectContaining({ id: payment.handler_id })]);
     const agent = acpAgent(checkout);
     const created = ok(
       await agent.create({ line_items: [{ id: itemOf(cup.productId) }, { id: itemOf(pot.productId) }], currency: 'eur', capabilities: {} }),
@@ -273,6 +289,11 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
 
     const other = await ctx.newTenant();
     const otherCheckout = await acpAgentCheckout(other);
+    // Each tenant's UCP profile sends agents to its own checkout, signed with its own key.
+    const [ownerProfile, otherProfile] = [await ucpProfile(ownerCheckout), await ucpProfile(otherCheckout)];
+    expect(otherProfile.ucp.services['dev.agenticcommerce'][0].endpoint).toBe(otherCheckout.base_url);
+    expect(JSON.stringify(otherProfile)).not.toContain(owner.tenantId);
+    expect(otherProfile.signing_keys[0].kid).not.toBe(ownerProfile.signing_keys[0].kid);
     const otherAgent = acpAgent(otherCheckout);
     expect(ok(await otherAgent.get(session.id), 404)).toMatchObject({ type: 'invalid_request', code: 'not_found' });
     expect(ok(await otherAgent.update(session.id, { line_items: [{ id: mug.variantId }] }), 404)).toMatchObject({ code: 'not_found' });
