@@ -5,14 +5,16 @@ import { z } from 'zod';
 import { exactMinorUnits, shippingOf, type Cart, type CartLine, type ShippingOption } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionAggregate, checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
 import { orderPermalink } from '../../commands/acp/acp-order-event.ts';
-import { orderAggregate, orderIdOf, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
+import { inventoryAggregate, inventoryIdOf, type ReservationLine } from '../../commands/oms/inventory.ts';
+import { orderAggregate, orderIdOf, reservationLines, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
+import { ValidationError } from '../../ledger/errors.ts';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import type { IdempotentRequest } from '../../ledger/message.ts';
 import { findProduct, findVariant, type Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findCheckoutSession, type CheckoutSessionRow } from '../../projections/checkout/checkout-queries.ts';
 import { feedSettingsOf, findCatalogFeed } from '../../projections/feed/feed-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
-import { findDecidedOrder, listLevels } from '../../projections/oms/oms-queries.ts';
+import { findDecidedOrder, findOrder, findReservationAhead, listLevels } from '../../projections/oms/oms-queries.ts';
 import { blockedProducts } from '../../projections/validation/validation-queries.ts';
 import { AcpError } from '../acp-edge.ts';
 import {
@@ -252,27 +254,12 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
         throw new AcpError(400, 'invalid_state', `a ${started.status} checkout session cannot be completed`);
       if (started.status === 'completed') return done(started);
 
-      const lines = await reservedLines(scope, started.cart);
-      if (lines.short.length > 0) return failCompletion(request, started, orderId, 'out_of_stock', lines.short);
-      const { payment_data: payment } = request.body;
-      const place: PlaceOrder['data'] = {
-        orderId,
-        idempotencyKey: orderKey,
-        // Constant per attempt: retries may split lines over locations differently, and must meet the first order.
-        requestHash: createHash('sha256').update(orderKey).digest('hex'),
-        currency: started.cart.currency,
-        customerId: null,
-        salesChannel: 'acp',
-        platform: 'acp',
-        paymentProvider: payment.handler_id ?? 'purchase_order',
-        paymentTransactionId: payment.instrument?.credential.token ?? payment.purchase_order_number ?? '',
-        tags: [`checkout_session:${started.id}`],
-        discountTotal: '0',
-        shippingTotal: shippingOf(started.cart),
-        taxTotal: '0',
-        lines: lines.order,
-      };
-      await execute(request, orderAggregate, { type: 'PlaceOrder', data: place }, undefined, { until: 'committed' });
+      // Placed already (a retry after a crash, or another request for this completion): only its outcome is left to wait for.
+      if (!(await findOrder(db, scope, orderId))) {
+        const held = await reserveAhead(request, started, orderId, orderKey);
+        if ('short' in held) return failCompletion(request, started, orderId, 'out_of_stock', held.short);
+        await placeOrder(request, request.body.payment_data, started, orderId, orderKey, held.lines);
+      }
       const order = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, scope, orderId));
       if (order.status === 'rejected') {
         const short = await stockOf(scope, started.cart);
@@ -288,6 +275,97 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
       return done(await readSession(scope, started.id));
     },
   });
+
+  /**
+   * Reserves the attempt's stock before any order exists, under the order's id: one inventory decision, which every
+   * request of this attempt meets (its key names the order), so a refusal leaves neither an order nor a reservation.
+   * `lines`: the order's lines, as the reservation holds them (another request may have split them first).
+   */
+  async function reserveAhead(
+    request: FastifyRequest,
+    row: CheckoutSessionRow,
+    orderId: string,
+    orderKey: string,
+  ): Promise<{ lines: OrderLineRequest[] } | { short: { itemId: string; available: number }[] }> {
+    const scope = request.principal;
+    // The reservation and the stock levels it moved are applied in one read-model transaction: either is seen with the other.
+    let reservation = await findReservationAhead(db, orderId);
+    if (!reservation) {
+      const planned = await reservedLines(scope, row.cart);
+      // The read model already shows the shortage: nothing to ask the inventory.
+      if (planned.short.length > 0) return { short: planned.short };
+      const data = { inventoryId: inventoryIdOf(scope.tenantId, scope.orgId), orderId, lines: reservationLines(planned.order) };
+      await execute(
+        request,
+        inventoryAggregate,
+        { type: 'ReserveStock', data: { ...data, reservedAhead: true } },
+        { key: `reserve-ahead:${orderId}`, requestHash: createHash('sha256').update(orderKey).digest('hex') },
+      );
+      reservation = await awaitOutcome(omsProjection.name, () => findReservationAhead(db, orderId));
+    }
+    if (reservation.status === 'refused') return { short: await stockOf(scope, row.cart) };
+    return { lines: orderLinesOf(row.cart, reservation.lines ?? []) };
+  }
+
+  /** Places the attempt's order on the stock reserved for it; refused as out of bounds, it gives that stock back. */
+  async function placeOrder(
+    request: FastifyRequest,
+    payment: z.infer<typeof completeSessionBody>['payment_data'],
+    started: CheckoutSessionRow,
+    orderId: string,
+    orderKey: string,
+    lines: OrderLineRequest[],
+  ): Promise<void> {
+    const place: PlaceOrder['data'] = {
+      orderId,
+      idempotencyKey: orderKey,
+      // Constant per attempt: retries may split lines over locations differently, and must meet the first order.
+      requestHash: createHash('sha256').update(orderKey).digest('hex'),
+      currency: started.cart.currency,
+      customerId: null,
+      salesChannel: 'acp',
+      platform: 'acp',
+      paymentProvider: payment.handler_id ?? 'purchase_order',
+      paymentTransactionId: payment.instrument?.credential.token ?? payment.purchase_order_number ?? '',
+      tags: [`checkout_session:${started.id}`],
+      discountTotal: '0',
+      shippingTotal: shippingOf(started.cart),
+      taxTotal: '0',
+      lines,
+      reservedAhead: true,
+    };
+    try {
+      await execute(request, orderAggregate, { type: 'PlaceOrder', data: place }, undefined, { until: 'committed' });
+    } catch (error) {
+      // Only a decided refusal is certain to have placed nothing; a timeout may have placed the order.
+      if (error instanceof ValidationError) {
+        const { tenantId, orgId } = request.principal;
+        const held = { inventoryId: inventoryIdOf(tenantId, orgId), orderId, lines: reservationLines(lines) };
+        await execute(request, inventoryAggregate, { type: 'ReleaseStock', data: held });
+      }
+      throw error;
+    }
+  }
+
+  /** The cart's lines as the reservation holds them: its variants, locations and quantities, in its order. */
+  function orderLinesOf(cart: Cart, held: ReservationLine[]): OrderLineRequest[] {
+    return [...held]
+      .sort((a, b) => a.lineIndex - b.lineIndex)
+      .map((reserved) => {
+        const line = cart.lines.find((candidate) => candidate.itemId === reserved.variantId);
+        if (!line) throw new Error(`the reservation holds variant ${reserved.variantId}, which the frozen cart does not have`);
+        return {
+          name: line.name,
+          quantity: reserved.quantity,
+          unitPrice: line.unitPrice,
+          variantId: line.itemId,
+          locationId: reserved.locationId,
+          sku: line.sku,
+          variantLabel: null,
+          requiresShipment: true,
+        };
+      });
+  }
 
   /** Each line split over the locations that hold it, most stocked first; `short`: lines the stock cannot cover now. */
   async function reservedLines(

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutSessionAggregate } from '../../commands/acp/checkout-session.ts';
+import { orderAggregate } from '../../commands/oms/order.ts';
 import { acpWebhookProblems } from '../support/acp-checkout-schema.ts';
 import { readEvents } from '../support/event-log.ts';
 import { startHookReceiver } from '../support/notice-receivers.ts';
@@ -233,6 +234,14 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     expect(updates.map((event) => event.data)).toEqual(
       ['processing', 'shipped'].map((status) => ({ sessionId: created.id, orderId, status, delivered: true, attempts: 1, detail: null })),
     );
+    // The units reserved ahead of the order are the order's: shipping it takes them out of stock, as any order's.
+    expect(
+      await eventually(
+        () => stockLevel(tenant, cup),
+        (level) => level.reserved === 0,
+      ),
+    ).toMatchObject({ available: 8, reserved: 0 });
+    expect(await stockLevel(tenant, pot)).toMatchObject({ available: 2, reserved: 0 });
     const announced = hooks.received.filter((hook) => String(hook.headers['request-id']).startsWith(`${created.id}/order_update/`));
     expect(announced.map((hook) => JSON.parse(hook.body).data.status)).toEqual(['processing', 'shipped']);
     for (const hook of announced) {
@@ -275,6 +284,49 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
       line_items: [{ availability_status: 'out_of_stock', available_quantity: 0 }],
     });
     expect(after.messages).toEqual([expect.objectContaining({ type: 'error', code: 'out_of_stock', param: '$.line_items[0]' })]);
+  });
+
+  it('agents racing for the last unit: one order; the others the protocol’s error, no order, nothing reserved for them', async () => {
+    const tenant = await ctx.newTenant();
+    await configureFeed(tenant);
+    const lamp = await stockedProduct(tenant, 'Desk lamp', '45.00', 1);
+    const agent = acpAgent(await acpAgentCheckout(tenant));
+    const ready = async () => {
+      const session = ok(
+        await agent.create({
+          line_items: [{ id: lamp.variantId }],
+          currency: 'eur',
+          capabilities: {},
+          fulfillment_details: { name: 'Ada', address },
+        }),
+        201,
+      );
+      const option = [{ type: 'shipping', option_id: 'standard', item_ids: [lamp.variantId] }];
+      expect(ok(await agent.update(session.id, { selected_fulfillment_options: option }), 200)).toMatchObject({
+        status: 'ready_for_payment',
+      });
+      return session.id as string;
+    };
+    // Every session saw the lamp in stock; they complete at once, so the read model shows it to all of them.
+    const sessions = [await ready(), await ready(), await ready(), await ready()];
+    const answers = await Promise.all(sessions.map((id) => agent.complete(id, { payment_data: payment })));
+    const won = answers.filter((answer) => answer.status === 200);
+    expect(won, JSON.stringify(answers.map((answer) => answer.body))).toHaveLength(1);
+    for (const lost of answers.filter((answer) => answer.status !== 200))
+      expect(ok(lost, 400)).toMatchObject({ type: 'invalid_request', code: 'out_of_stock', param: '$.line_items[0]' });
+
+    // One order, confirmed; no rejected order anywhere, in the read model or in the log.
+    const page = ok(await tenant.request('GET', '/api/v1/oms/orders?limit=100'), 200) as { data: { id: string; status: string }[] };
+    expect(page.data.map((order) => [order.id, order.status])).toEqual([[won[0]?.body.order.id, 'confirmed']]);
+    const orderEvents = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter(
+      (event) => event.envelope.tenantId === tenant.tenantId,
+    );
+    expect(orderEvents.filter((event) => event.type === 'OrderPlaced')).toHaveLength(1);
+    expect(orderEvents.filter((event) => event.type === 'OrderRejected')).toEqual([]);
+    // The winner's unit is reserved, and nothing else.
+    expect(await stockLevel(tenant, lamp)).toMatchObject({ available: 0, reserved: 1 });
+    for (const [index, id] of sessions.entries())
+      if (answers[index]?.status !== 200) expect(ok(await agent.get(id), 200)).toMatchObject({ status: 'not_ready_for_payment' });
   });
 
   it("another tenant's session is not found, and its key opens nothing here", async () => {

@@ -172,9 +172,14 @@ describe('ACP checkout routes', () => {
     Object.assign(row, { status: 'complete_in_progress', order_id: chosen, cart });
     ledger.sent.length = 0;
     ledger.decide = (command): Decision => {
+      if (command.type === 'ReserveStock') {
+        // The inventory holds the two units at the one location, ahead of the order, under the order's id.
+        const lines = [{ lineIndex: 0, variantId, locationId, quantity: 2 }];
+        return { rows: { stock_reservations: [{ order_id: chosen, status: 'held', lines }] } };
+      }
       if (command.type === 'PlaceOrder') {
         const order = { id: chosen, tenant_id: tenantId, org_id: orgId, status: 'confirmed', rejection: null, line_items: [{ variantId }] };
-        return { rows: { orders: [order], stock_reservations: [{ order_id: chosen, status: 'reserved' }] } };
+        return { rows: { orders: [order] } };
       }
       if (command.type === 'CompleteCheckoutSession') return { rows: { checkout_sessions: [{ ...row, status: 'completed' }] } };
       return {};
@@ -187,15 +192,44 @@ describe('ACP checkout routes', () => {
     expect(body).toMatchObject({ status: 'completed', order: { id: chosen, checkout_session_id: row.id, status: 'confirmed' } });
     expect(ledger.sent.map((command) => [command.type, command.data.orderId])).toEqual([
       ['StartCheckoutCompletion', chosen],
+      ['ReserveStock', chosen],
       ['PlaceOrder', chosen],
       ['CompleteCheckoutSession', chosen],
     ]);
-    expect(ledger.sent[1]?.data).toMatchObject({
+    expect(ledger.sent[1]?.data).toMatchObject({ reservedAhead: true, lines: [{ lineIndex: 0, variantId, locationId, quantity: 2 }] });
+    expect(ledger.sent[1]?.idempotency).toMatchObject({ key: `reserve-ahead:${chosen}` });
+    expect(ledger.sent[2]?.data).toMatchObject({
       paymentProvider: 'card_tokenized',
       paymentTransactionId: 'spt_1',
       shippingTotal: '0',
+      reservedAhead: true,
       lines: [{ variantId, locationId, quantity: 2, unitPrice: '12.50' }],
     });
+  });
+
+  it('places no order when the inventory refuses the stock the read model still showed (out of stock in between)', async () => {
+    await agent('POST', '/checkout_sessions', createBody);
+    const row = ledger.tables.checkout_sessions?.[0] as Record<string, any>;
+    const address = { name: 'Ada', line_one: '1 Rue', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
+    Object.assign(row, { cart: { ...row.cart, selectedOptionId: 'standard', fulfillmentDetails: JSON.stringify({ address }) } });
+    ledger.sent.length = 0;
+    ledger.decide = (command): Decision => {
+      if (command.type === 'StartCheckoutCompletion')
+        return { rows: { checkout_sessions: [{ ...row, status: 'complete_in_progress', order_id: command.data.orderId }] } };
+      // Another order took the units after the edge read the levels: the inventory refuses, ahead of any order.
+      if (command.type === 'ReserveStock')
+        return { rows: { stock_reservations: [{ order_id: command.data.orderId, status: 'refused', lines: null }] } };
+      return {};
+    };
+    const payment = { handler_id: 'card_tokenized', instrument: { type: 'card', credential: { type: 'spt', token: 'spt_2' } } };
+    const response = await agent('POST', `/checkout_sessions/${String(row.id)}/complete`, { payment_data: payment });
+    expect(response.statusCode).toBe(400);
+    expect(judged(response, '/checkout_sessions/{checkout_session_id}/complete', 'POST', 'CheckoutSessionWithOrder')).toMatchObject({
+      type: 'invalid_request',
+      code: 'out_of_stock',
+      param: '$.line_items[0]',
+    });
+    expect(ledger.sent.map((command) => command.type)).toEqual(['StartCheckoutCompletion', 'ReserveStock', 'FailCheckoutCompletion']);
   });
 
   it('answers 503 as an ACP service_unavailable error while Kafka is down', async () => {
