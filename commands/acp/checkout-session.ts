@@ -31,7 +31,11 @@ const allowed: Record<CheckoutStatus, readonly Move[]> = {
 type Priced = Cart & { status: 'not_ready_for_payment' | 'ready_for_payment'; subtotal: string; shippingTotal: string; total: string };
 export type CheckoutSessionOpened = Event<'CheckoutSessionOpened', { sessionId: string } & Priced>;
 export type CheckoutSessionRevised = Event<'CheckoutSessionRevised', { sessionId: string } & Priced>;
-export type CheckoutCompletionStarted = Event<'CheckoutCompletionStarted', { sessionId: string; orderId: string; attempt: number }>;
+/** `buyer`: what the agent sent with the completion (ACP `Buyer`, JSON), which replaces the session's; null: none sent. */
+export type CheckoutCompletionStarted = Event<
+  'CheckoutCompletionStarted',
+  { sessionId: string; orderId: string; attempt: number; buyer?: string | null }
+>;
 export type CheckoutSessionCompleted = Event<'CheckoutSessionCompleted', { sessionId: string; orderId: string }>;
 export type CheckoutCompletionFailed = Event<
   'CheckoutCompletionFailed',
@@ -103,7 +107,14 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
     case 'CheckoutSessionRevised':
       return state.status === 'Open' ? { ...state, sessionStatus: event.data.status, cart: cartOf(event.data) } : state;
     case 'CheckoutCompletionStarted':
-      return state.status === 'Open' ? { ...state, sessionStatus: 'complete_in_progress', orderId: event.data.orderId } : state;
+      return state.status === 'Open'
+        ? {
+            ...state,
+            sessionStatus: 'complete_in_progress',
+            orderId: event.data.orderId,
+            cart: { ...state.cart, buyer: event.data.buyer ?? state.cart.buyer },
+          }
+        : state;
     case 'CheckoutSessionCompleted':
       return state.status === 'Open' ? { ...state, sessionStatus: 'completed', orderId: event.data.orderId } : state;
     case 'CheckoutCompletionFailed':
@@ -135,7 +146,7 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
 export type OpenCheckoutSession = Command<'OpenCheckoutSession', { sessionId: string } & Cart>;
 export type ReviseCheckoutSession = Command<'ReviseCheckoutSession', { sessionId: string } & Cart>;
 /** `orderId`: the order this attempt places (its key names the session and the attempt, so a retry lands on it). */
-export type StartCheckoutCompletion = Command<'StartCheckoutCompletion', { sessionId: string; orderId: string; attempt: number }>;
+export type StartCheckoutCompletion = Command<'StartCheckoutCompletion', CheckoutCompletionStarted['data']>;
 export type CompleteCheckoutSession = Command<'CompleteCheckoutSession', { sessionId: string; orderId: string }>;
 export type FailCheckoutCompletion = Command<
   'FailCheckoutCompletion',
@@ -214,7 +225,8 @@ export const decide = (command: CheckoutSessionCommand, state: CheckoutSession):
         return session.orderId === command.data.orderId ? [] : refused(sessionId, session.sessionStatus, 'complete');
       if (!allowed[session.sessionStatus].includes('complete') || command.data.attempt !== session.attempt)
         return refused(sessionId, session.sessionStatus, 'complete');
-      return [{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: command.data.orderId, attempt: session.attempt } }];
+      const { orderId, buyer = null } = command.data;
+      return [{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: session.attempt, buyer } }];
     }
     case 'CompleteCheckoutSession': {
       const session = open(state, sessionId);

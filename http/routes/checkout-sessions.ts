@@ -246,7 +246,10 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
       await execute(
         request,
         checkoutSessionAggregate,
-        { type: 'StartCheckoutCompletion', data: { sessionId: row.id, orderId, attempt: row.attempt } },
+        {
+          type: 'StartCheckoutCompletion',
+          data: { sessionId: row.id, orderId, attempt: row.attempt, buyer: request.body.buyer ? JSON.stringify(request.body.buyer) : null },
+        },
         idempotent(request, 'complete'),
       );
       const started = await readSession(scope, row.id);

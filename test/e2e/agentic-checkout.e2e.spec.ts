@@ -191,6 +191,14 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
       payment_transaction_id: payment.instrument.credential.token,
       sales_channel: 'acp',
     });
+    // The order has no place for a buyer or an address; its tag names the session, where the merchant reads them.
+    expect((order as { tags: string[] }).tags).toContain(`checkout_session:${created.id}`);
+    expect(ok(await tenant.request('GET', `/api/v1/ucp/checkout-sessions/${created.id}`), 200)).toMatchObject({
+      buyer: body.buyer,
+      fulfillment_details: { name: 'Ada Lovelace', email: 'ada@example.com', address },
+      order: { id: orderId },
+    });
+    expect(answers[0]).toMatchObject({ buyer: body.buyer });
     expect(await stockLevel(tenant, cup)).toMatchObject({ available: 8, reserved: 2 });
     expect(await stockLevel(tenant, pot)).toMatchObject({ available: 2, reserved: 1 });
     expect(ok(await agent.get(created.id), 200)).toMatchObject({ status: 'completed', order: { id: orderId } });
@@ -348,6 +356,7 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     expect(otherProfile.signing_keys[0].kid).not.toBe(ownerProfile.signing_keys[0].kid);
     const otherAgent = acpAgent(otherCheckout);
     expect(ok(await otherAgent.get(session.id), 404)).toMatchObject({ type: 'invalid_request', code: 'not_found' });
+    expect(ok(await other.request('GET', `/api/v1/ucp/checkout-sessions/${session.id}`), 404)).toMatchObject({ error: {} });
     expect(ok(await otherAgent.update(session.id, { line_items: [{ id: mug.variantId }] }), 404)).toMatchObject({ code: 'not_found' });
     expect(ok(await otherAgent.complete(session.id, { payment_data: payment }), 404)).toMatchObject({ code: 'not_found' });
     // The owner's items are not for sale at another tenant's checkout either.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cartProblems, exactMinorUnits, type Cart } from '../../commands/acp/checkout-cart.ts';
 import { agentCheckoutDecider } from '../../commands/acp/agent-checkout.ts';
-import { checkoutSessionDecider, type CheckoutSessionEvent } from '../../commands/acp/checkout-session.ts';
+import { checkoutSessionDecider, evolve, initialState, type CheckoutSessionEvent } from '../../commands/acp/checkout-session.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification } from '../support/decider-specification.ts';
 
@@ -25,7 +25,7 @@ const opened = (from: Cart): CheckoutSessionEvent =>
   given()
     .when({ type: 'OpenCheckoutSession', data: { sessionId, ...from } })
     .events()[0]!;
-const started: CheckoutSessionEvent = { type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0 } };
+const started: CheckoutSessionEvent = { type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0, buyer: null } };
 const completed: CheckoutSessionEvent = { type: 'CheckoutSessionCompleted', data: { sessionId, orderId } };
 const canceled: CheckoutSessionEvent = { type: 'CheckoutSessionCanceled', data: { sessionId } };
 const refused = (current: string, requested: string): CheckoutSessionEvent =>
@@ -95,6 +95,19 @@ describe('checkout session decider', () => {
       .thenNothingHappened();
   });
 
+  it('keeps the buyer sent with the completion, in place of the session’s', () => {
+    const buyer = JSON.stringify({ email: 'ada@example.com', first_name: 'Ada' });
+    const withBuyer = given([opened({ ...ready, buyer: JSON.stringify({ email: 'old@example.com' }) })])
+      .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0, buyer } })
+      .events();
+    expect(withBuyer).toEqual([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0, buyer } }]);
+    const after = [opened(ready), ...withBuyer].reduce(evolve, initialState());
+    expect(after).toMatchObject({ status: 'Open', sessionStatus: 'complete_in_progress', cart: { buyer } });
+    // None sent: the session's stays.
+    const kept = [opened({ ...ready, buyer }), started].reduce(evolve, initialState());
+    expect(kept).toMatchObject({ cart: { buyer } });
+  });
+
   it('records refused moves: completing a session not ready, changing or canceling a finished one', () => {
     given([opened(cart)])
       .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0 } })
@@ -150,7 +163,7 @@ describe('checkout session decider', () => {
       },
     ])
       .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId: next, attempt: 1 } })
-      .then([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: next, attempt: 1 } }]);
+      .then([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: next, attempt: 1, buyer: null } }]);
   });
 
   it("records a completed session's order notice once, and none for a session not completed", () => {
