@@ -22,17 +22,17 @@ export default async function merchantCheckoutSessionRoutes(
   { publicBaseUrl }: MerchantCheckoutOptions,
 ): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  app.get('/checkout-sessions/:checkout_session_id', {
+  app.get('/checkout-sessions/:id', {
     schema: {
       tags: ['agentic checkout (ACP)'],
       summary: "One of the tenant's checkout sessions (ACP CheckoutSession): buyer, fulfillment details, the order placed",
       headers: standardHeaders,
-      params: z.object({ checkout_session_id: z.guid() }),
+      params: z.object({ id: z.guid() }),
       response: { 200: checkoutSession, ...errorResponses },
     },
     handler: async (request) => {
       const { db } = app.ledger;
-      const id = request.params.checkout_session_id.toLowerCase();
+      const id = request.params.id.toLowerCase();
       const row = await findCheckoutSession(db, request.principal, id);
       if (!row) throw new NotFoundError(`checkout session ${id} not found`);
       const settings = feedSettingsOf(await findCatalogFeed(db, request.principal));

@@ -52,8 +52,12 @@ export default async function ucpProfileRoutes(fastify: FastifyInstance, { key, 
   app.get('/api/v1/ucp/merchants/:tenant_id/:org_id/.well-known/ucp', {
     schema: {
       tags: ['agentic checkout (ACP)'],
+      // Public: an agent reads it before it holds any credential.
+      security: [],
       summary: "A tenant's UCP business profile: its ACP checkout, the delegated payment it records, its signing keys",
       params: z.object({ tenant_id: z.guid(), org_id: z.guid() }),
+      // A closed query, as on every /api route (http/app.ts).
+      querystring: z.object({}).strict(),
       response: { 200: profile, 400: errorBody, 404: errorBody, 503: errorBody },
     },
     handler: async (request, reply) => {
