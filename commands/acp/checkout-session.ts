@@ -1,3 +1,4 @@
+import type { ReservationLine } from '../oms/inventory.ts';
 import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
@@ -31,10 +32,14 @@ const allowed: Record<CheckoutStatus, readonly Move[]> = {
 type Priced = Cart & { status: 'not_ready_for_payment' | 'ready_for_payment'; subtotal: string; shippingTotal: string; total: string };
 export type CheckoutSessionOpened = Event<'CheckoutSessionOpened', { sessionId: string } & Priced>;
 export type CheckoutSessionRevised = Event<'CheckoutSessionRevised', { sessionId: string } & Priced>;
-/** `buyer`: what the agent sent with the completion (ACP `Buyer`, JSON), which replaces the session's; null: none sent. */
+/**
+ * `buyer`: what the agent sent with the completion (ACP `Buyer`, JSON), which replaces the session's; null: none sent.
+ * `reservation`: the stock to reserve ahead of the order, under its id (JSON of `ReservationLine[]`), which the
+ * checkout-reservation route asks of the inventory, once; null: the stock seen was short, nothing is asked.
+ */
 export type CheckoutCompletionStarted = Event<
   'CheckoutCompletionStarted',
-  { sessionId: string; orderId: string; attempt: number; buyer?: string | null }
+  { sessionId: string; orderId: string; attempt: number; buyer?: string | null; reservation?: string | null }
 >;
 export type CheckoutSessionCompleted = Event<'CheckoutSessionCompleted', { sessionId: string; orderId: string }>;
 export type CheckoutCompletionFailed = Event<
@@ -146,7 +151,10 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
 export type OpenCheckoutSession = Command<'OpenCheckoutSession', { sessionId: string } & Cart>;
 export type ReviseCheckoutSession = Command<'ReviseCheckoutSession', { sessionId: string } & Cart>;
 /** `orderId`: the order this attempt places (its key names the session and the attempt, so a retry lands on it). */
-export type StartCheckoutCompletion = Command<'StartCheckoutCompletion', CheckoutCompletionStarted['data']>;
+export type StartCheckoutCompletion = Command<
+  'StartCheckoutCompletion',
+  Omit<CheckoutCompletionStarted['data'], 'reservation'> & { reservation?: ReservationLine[] | null }
+>;
 export type CompleteCheckoutSession = Command<'CompleteCheckoutSession', { sessionId: string; orderId: string }>;
 export type FailCheckoutCompletion = Command<
   'FailCheckoutCompletion',
@@ -168,6 +176,17 @@ export type CheckoutSessionCommand =
   | RecordCheckoutOrderUpdateNotice;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
+/** The reservation as the event carries it; lines the inventory could not take (none, or no whole units) are refused here. */
+const reservationOf = (lines: ReservationLine[] | null): string | null => {
+  if (lines === null) return null;
+  const bad = lines.findIndex((line) => !Number.isSafeInteger(line.quantity) || line.quantity < 1 || !line.variantId || !line.locationId);
+  if (lines.length === 0 || bad >= 0)
+    throw new ValidationError('the stock to reserve must be lines of whole units', [
+      { path: `reservation${bad >= 0 ? `.${bad}` : ''}`, message: 'a variant, a location and 1 or more units' },
+    ]);
+  return JSON.stringify(lines.map(({ lineIndex, variantId, locationId, quantity }) => ({ lineIndex, variantId, locationId, quantity })));
+};
+
 const cartBounds = (cart: Cart): ErrorDetail[] => {
   const problems: ErrorDetail[] = [];
   if (cart.lines.length > MAX_CART_LINES) problems.push({ path: 'body.line_items', message: `must hold at most ${MAX_CART_LINES} items` });
@@ -226,7 +245,8 @@ export const decide = (command: CheckoutSessionCommand, state: CheckoutSession):
       if (!allowed[session.sessionStatus].includes('complete') || command.data.attempt !== session.attempt)
         return refused(sessionId, session.sessionStatus, 'complete');
       const { orderId, buyer = null } = command.data;
-      return [{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: session.attempt, buyer } }];
+      const reservation = reservationOf(command.data.reservation ?? null);
+      return [{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: session.attempt, buyer, reservation } }];
     }
     case 'CompleteCheckoutSession': {
       const session = open(state, sessionId);

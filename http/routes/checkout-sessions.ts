@@ -243,13 +243,14 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
       const orderKey = `checkout:${row.id}:${row.attempt}`;
       const orderId =
         row.status === 'complete_in_progress' && row.order_id ? row.order_id : orderIdOf(scope.tenantId, scope.orgId, orderKey);
+      // What this request would reserve from the stock it reads now; the session keeps the first request's (its single writer).
+      const planned = row.status === 'complete_in_progress' ? undefined : await reservedLines(scope, row.cart);
+      const reservation = planned && planned.short.length === 0 ? reservationLines(planned.order) : null;
+      const buyer = request.body.buyer ? JSON.stringify(request.body.buyer) : null;
       await execute(
         request,
         checkoutSessionAggregate,
-        {
-          type: 'StartCheckoutCompletion',
-          data: { sessionId: row.id, orderId, attempt: row.attempt, buyer: request.body.buyer ? JSON.stringify(request.body.buyer) : null },
-        },
+        { type: 'StartCheckoutCompletion', data: { sessionId: row.id, orderId, attempt: row.attempt, buyer, reservation } },
         idempotent(request, 'complete'),
       );
       const started = await readSession(scope, row.id);
@@ -259,7 +260,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
 
       // Placed already (a retry after a crash, or another request for this completion): only its outcome is left to wait for.
       if (!(await findOrder(db, scope, orderId))) {
-        const held = await reserveAhead(request, started, orderId, orderKey);
+        const held = await reservedAhead(scope, started, orderId, planned?.short);
         if ('short' in held) return failCompletion(request, started, orderId, 'out_of_stock', held.short);
         await placeOrder(request, request.body.payment_data, started, orderId, orderKey, held.lines);
       }
@@ -280,34 +281,20 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
   });
 
   /**
-   * Reserves the attempt's stock before any order exists, under the order's id: one inventory decision, which every
-   * request of this attempt meets (its key names the order), so a refusal leaves neither an order nor a reservation.
-   * `lines`: the order's lines, as the reservation holds them (another request may have split them first).
+   * The stock reserved for the attempt before any order exists: the session's reservation, which the
+   * checkout-reservation route asks of the inventory once under the order's id (consumers/checkout). Refused, or none
+   * asked (the first request saw the stock short), no order is placed. `lines`: the order's lines, as reserved.
    */
-  async function reserveAhead(
-    request: FastifyRequest,
+  async function reservedAhead(
+    scope: Scope,
     row: CheckoutSessionRow,
     orderId: string,
-    orderKey: string,
+    seenShort: { itemId: string; available: number }[] | undefined,
   ): Promise<{ lines: OrderLineRequest[] } | { short: { itemId: string; available: number }[] }> {
-    const scope = request.principal;
-    // The reservation and the stock levels it moved are applied in one read-model transaction: either is seen with the other.
-    let reservation = await findReservationAhead(db, orderId);
-    if (!reservation) {
-      const planned = await reservedLines(scope, row.cart);
-      // The read model already shows the shortage: nothing to ask the inventory.
-      if (planned.short.length > 0) return { short: planned.short };
-      const data = { inventoryId: inventoryIdOf(scope.tenantId, scope.orgId), orderId, lines: reservationLines(planned.order) };
-      await execute(
-        request,
-        inventoryAggregate,
-        { type: 'ReserveStock', data: { ...data, reservedAhead: true } },
-        { key: `reserve-ahead:${orderId}`, requestHash: createHash('sha256').update(orderKey).digest('hex') },
-      );
-      reservation = await awaitOutcome(omsProjection.name, () => findReservationAhead(db, orderId));
-    }
+    if (!row.reservation) return { short: seenShort?.length ? seenShort : await stockOf(scope, row.cart) };
+    const reservation = await awaitOutcome(omsProjection.name, () => findReservationAhead(db, orderId));
     if (reservation.status === 'refused') return { short: await stockOf(scope, row.cart) };
-    return { lines: orderLinesOf(row.cart, reservation.lines ?? []) };
+    return { lines: orderLinesOf(row.cart, JSON.parse(row.reservation) as ReservationLine[]) };
   }
 
   /** Places the attempt's order on the stock reserved for it; refused as out of bounds, it gives that stock back. */

@@ -2,7 +2,6 @@ import type { RecordedEvent } from '../../ledger/message.ts';
 import { mapperOf, type ProjectionContext } from '../../ledger/projection.ts';
 import { getOrAdd } from '../get-or-add.ts';
 import { firstOfEachId, insertRows, tableIn, type Row } from '../record-set.ts';
-import type { ReservationLine } from '../../commands/oms/inventory.ts';
 import type { OmsEvent } from './oms-event.ts';
 import { at, historyRow, orderMoves, placedOrder, reservationEffects, scope, type OrderMove } from './oms-rows.ts';
 
@@ -43,12 +42,9 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
   const placed: ReturnType<typeof placedOrder>[] = [];
   const moves = new Map<string, OrderMoves>();
   const locations: (Row & { id: string })[] = [];
-  // `lines`: a reservation made ahead of its order (an agentic checkout) keeps what it holds, which the order is placed with.
-  const reservations = new Map<string, { order_id: string; status: string; updated_at: Date; lines: ReservationLine[] | null }>();
-  const reservation = (orderId: string, status: string, event: RecordedEvent, lines: ReservationLine[] | null) => {
-    const id = orderId.toLowerCase();
-    reservations.set(id, { order_id: orderId, status, updated_at: at(event), lines: lines ?? reservations.get(id)?.lines ?? null });
-  };
+  const reservations = new Map<string, { order_id: string; status: string; updated_at: Date }>();
+  const reservation = (orderId: string, status: string, event: RecordedEvent) =>
+    reservations.set(orderId.toLowerCase(), { order_id: orderId, status, updated_at: at(event) });
   const levels = new Map<string, LevelFold>();
   const movesOf = (orderId: string) => getOrAdd(moves, orderId.toLowerCase(), () => ({ all: [] }));
   const level = (event: RecordedEvent, variantId: string, locationId: string) =>
@@ -100,13 +96,12 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
             updated_at: at(event),
           });
         }
-        const ahead = event.type === 'StockReserved' && event.data.reservedAhead ? event.data.lines : null;
-        reservation(event.data.orderId, status, event, ahead);
+        reservation(event.data.orderId, status, event);
         break;
       }
       case 'StockReservationRefused':
         // An order's refusal is its rejection; one ahead of an order is recorded here, as no order will say it.
-        if (event.data.reservedAhead) reservation(event.data.orderId, 'refused', event, null);
+        if (event.data.reservedAhead) reservation(event.data.orderId, 'refused', event);
         break;
       default: {
         const exhaustive: never = event;
@@ -148,7 +143,7 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
     schema,
     'stock_reservations',
     [...reservations.values()],
-    'on conflict (order_id) do update set status = excluded.status, updated_at = excluded.updated_at, lines = coalesce(excluded.lines, stock_reservations.lines)',
+    'on conflict (order_id) do update set status = excluded.status, updated_at = excluded.updated_at',
   );
   const key = 'on conflict (tenant_id, org_id, variant_id, location_id) do update set';
   const moved = 'reserved = stock_levels.reserved + excluded.reserved, updated_at = excluded.updated_at';

@@ -60,13 +60,4 @@ export const omsMigrations: ProjectionMigration[] = [
       });
     },
   },
-  {
-    // What a reservation made ahead of its order holds (agentic checkout), and its refusal ('refused'), for the edge to read.
-    name: '002-reservations-ahead',
-    up: async (db, schema) => {
-      await db.schema.withSchema(schema).alterTable('stock_reservations', (t) => {
-        t.jsonb('lines');
-      });
-    },
-  },
 ];

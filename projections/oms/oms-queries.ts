@@ -1,4 +1,3 @@
-import type { ReservationLine } from '../../commands/oms/inventory.ts';
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
 import { rowCount } from '../row-count.ts';
@@ -77,14 +76,14 @@ export async function findDecidedOrder(db: Knex, scope: Scope, id: string): Prom
 }
 
 /**
- * A reservation made ahead of its order (agentic checkout) once this read model has it: `held` with the lines it holds
- * (or `released`, `shipped` later), or `refused`. The id is an order's, UUIDv5 of its tenant and org, so it names one tenant's.
+ * A reservation made ahead of its order (agentic checkout) once this read model has it: `held` (or `released`,
+ * `shipped` later), or `refused`. The id is an order's, UUIDv5 of its tenant and org, so it names one tenant's.
  */
 export const findReservationAhead = (
   db: Knex,
   orderId: string,
-): Promise<{ status: 'held' | 'refused' | 'released' | 'shipped'; lines: ReservationLine[] | null } | undefined> =>
-  db(`${schema}.stock_reservations`).where({ order_id: orderId }).first('status', 'lines');
+): Promise<{ status: 'held' | 'refused' | 'released' | 'shipped' } | undefined> =>
+  db(`${schema}.stock_reservations`).where({ order_id: orderId }).first('status');
 
 /** Newest first; pending orders (still being decided) are left out, so a page never shows an order that may yet be rejected. */
 export async function listOrders(db: Knex, scope: Scope, limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {

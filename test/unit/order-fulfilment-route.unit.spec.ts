@@ -4,6 +4,7 @@ import { inventoryIdOf, type InventoryEvent } from '../../commands/oms/inventory
 import type { OrderEvent, OrderPlaced } from '../../commands/oms/order.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { orderFulfilmentRoute } from '../../consumers/order-fulfilment-route.ts';
+import { checkoutReservationRoute } from '../../consumers/checkout/checkout-reservation-route.ts';
 
 const [tenantId, orgId, orderId, variantId, locationId] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
 const inventoryId = inventoryIdOf(tenantId, orgId);
@@ -72,5 +73,27 @@ describe('order fulfilment route', () => {
     expect(routed(refused(false))).toMatchObject([{ type: 'RejectOrder', data: { orderId, reason: 'insufficient_stock' } }]);
     expect(routed(reserved(true))).toEqual([]);
     expect(routed(refused(true))).toEqual([]);
+  });
+});
+
+describe('checkout reservation route', () => {
+  const started = (reservation: string | null) =>
+    ({
+      type: 'CheckoutCompletionStarted',
+      data: { sessionId: randomUUID(), orderId, attempt: 0, buyer: null, reservation },
+      envelope: { tenantId, orgId, aggregateId: 'a', eventId: randomUUID() },
+      position: { topic: 't', partition: 0, offset: '0' },
+    }) as unknown as RecordedEvent;
+  const routedFrom = (event: RecordedEvent) =>
+    checkoutReservationRoute.route(event).map(({ command, aggregateId }) => ({ aggregateId, type: command.type, data: command.data }));
+
+  it('asks the inventory, once per completion, for the stock the session recorded, ahead of the order and under its id', () => {
+    expect(routedFrom(started(JSON.stringify(lines)))).toEqual([
+      { aggregateId: inventoryId, type: 'ReserveStock', data: { inventoryId, orderId, lines, reservedAhead: true } },
+    ]);
+  });
+
+  it('asks nothing when the session recorded none (the stock seen was short)', () => {
+    expect(routedFrom(started(null))).toEqual([]);
   });
 });
