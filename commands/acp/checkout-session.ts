@@ -5,6 +5,7 @@ import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { AMOUNT_RULE, isAmount } from '../amount.ts';
 import { isWithinTotalLimit, MAX_TOTAL } from '../oms/money.ts';
+import { MAX_LINE_QUANTITY, MAX_ORDER_LINES } from '../oms/order.ts';
 import { cartProblems, cartTotals, MAX_CART_LINES, MAX_CART_QUANTITY, withStock, type Cart, type StockSeen } from './checkout-cart.ts';
 
 /**
@@ -179,10 +180,14 @@ export type CheckoutSessionCommand =
 /** The reservation as the event carries it; lines the inventory could not take (none, or no whole units) are refused here. */
 const reservationOf = (lines: ReservationLine[] | null): string | null => {
   if (lines === null) return null;
-  const bad = lines.findIndex((line) => !Number.isSafeInteger(line.quantity) || line.quantity < 1 || !line.variantId || !line.locationId);
-  if (lines.length === 0 || bad >= 0)
-    throw new ValidationError('the stock to reserve must be lines of whole units', [
-      { path: `reservation${bad >= 0 ? `.${bad}` : ''}`, message: 'a variant, a location and 1 or more units' },
+  const bad = lines.findIndex(
+    (line) =>
+      !Number.isSafeInteger(line.quantity) || line.quantity < 1 || line.quantity > MAX_LINE_QUANTITY || !line.variantId || !line.locationId,
+  );
+  // The order placed on them must pass the order's own bounds (commands/oms/order.ts), once its stock is held.
+  if (lines.length === 0 || lines.length > MAX_ORDER_LINES || bad >= 0)
+    throw new ValidationError(`the stock to reserve must be 1..${MAX_ORDER_LINES} lines of whole units`, [
+      { path: `reservation${bad >= 0 ? `.${bad}` : ''}`, message: `a variant, a location and 1..${MAX_LINE_QUANTITY} units` },
     ]);
   return JSON.stringify(lines.map(({ lineIndex, variantId, locationId, quantity }) => ({ lineIndex, variantId, locationId, quantity })));
 };

@@ -5,9 +5,8 @@ import { z } from 'zod';
 import { exactMinorUnits, shippingOf, type Cart, type CartLine, type ShippingOption } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionAggregate, checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
 import { orderPermalink } from '../../commands/acp/acp-order-event.ts';
-import { inventoryAggregate, inventoryIdOf, type ReservationLine } from '../../commands/oms/inventory.ts';
+import type { ReservationLine } from '../../commands/oms/inventory.ts';
 import { orderAggregate, orderIdOf, reservationLines, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
-import { ValidationError } from '../../ledger/errors.ts';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import type { IdempotentRequest } from '../../ledger/message.ts';
 import { findProduct, findVariant, type Scope } from '../../projections/catalog/catalog-queries.ts';
@@ -297,7 +296,7 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
     return { lines: orderLinesOf(row.cart, JSON.parse(row.reservation) as ReservationLine[]) };
   }
 
-  /** Places the attempt's order on the stock reserved for it; refused as out of bounds, it gives that stock back. */
+  /** Places the attempt's order on the stock reserved for it. */
   async function placeOrder(
     request: FastifyRequest,
     payment: z.infer<typeof completeSessionBody>['payment_data'],
@@ -324,17 +323,9 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
       lines,
       reservedAhead: true,
     };
-    try {
-      await execute(request, orderAggregate, { type: 'PlaceOrder', data: place }, undefined, { until: 'committed' });
-    } catch (error) {
-      // Only a decided refusal is certain to have placed nothing; a timeout may have placed the order.
-      if (error instanceof ValidationError) {
-        const { tenantId, orgId } = request.principal;
-        const held = { inventoryId: inventoryIdOf(tenantId, orgId), orderId, lines: reservationLines(lines) };
-        await execute(request, inventoryAggregate, { type: 'ReleaseStock', data: held });
-      }
-      throw error;
-    }
+    // The session's decider bounded the lines as the order's decider does (lines, units; the totals with the cart), so
+    // the order is not refused as out of bounds after its stock was reserved.
+    await execute(request, orderAggregate, { type: 'PlaceOrder', data: place }, undefined, { until: 'committed' });
   }
 
   /** The cart's lines as the reservation holds them: its variants, locations and quantities, in its order. */

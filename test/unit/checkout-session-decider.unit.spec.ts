@@ -118,7 +118,14 @@ describe('checkout session decider', () => {
       .then([
         { type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0, buyer: null, reservation: JSON.stringify(lines) } },
       ]);
-    for (const bad of [[], [{ ...lines[0]!, quantity: 0 }], [{ ...lines[0]!, quantity: 1.5 }]])
+    const tooMany = Array.from({ length: 251 }, (_, lineIndex) => ({ ...lines[0]!, lineIndex, quantity: 1 }));
+    for (const bad of [
+      [],
+      [{ ...lines[0]!, quantity: 0 }],
+      [{ ...lines[0]!, quantity: 1.5 }],
+      [{ ...lines[0]!, quantity: 1_000_001 }],
+      tooMany,
+    ])
       given([opened(ready)])
         .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0, reservation: bad } })
         .thenThrows(ValidationError);
