@@ -8,6 +8,7 @@ import { startServiceProcess, uniqueName, type Service } from '../test/support/s
 import { readCpu } from './cpu.ts';
 import { productsTable } from './postgres-baseline.ts';
 import { phaseLog, printCpu, sumOf, type Column, type Phase } from './cpu-report.ts';
+import { memorySampler } from './memory-sampler.ts';
 import { importItems, mb, memoryKb, rssSampler } from './seed.ts';
 import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
 
@@ -127,6 +128,7 @@ type Run = {
   completed: Phase;
   readable: Phase;
   peakRssKb: number;
+  memory: string;
   job: JobBody;
   check: string;
   work: string;
@@ -146,6 +148,7 @@ async function runJob(
 ): Promise<Run> {
   const workBefore = await counter.read();
   const rss = rssSampler(() => service.pid());
+  const memory = memorySampler(service.baseUrl, () => service.pid());
   const body = JSON.stringify({ job_type: jobType, payload });
   const before = readCpu(sources);
   const started = performance.now();
@@ -173,6 +176,7 @@ async function runJob(
   const readableAt = performance.now();
   const atReadable = readCpu(sources);
   const peakRssKb = rss.stop();
+  const memoryText = memory.stop();
   const involved: Column[] = ['service', 'kafka', 'postgres'];
   const completed = phaseOf(`${label}: POST → COMPLETED`, count, (completedAt - started) / 1000, before, atCompleted, involved);
   const shown = phaseOf(`${label}: POST → read model shows it`, count, (readableAt - started) / 1000, before, atReadable, involved);
@@ -188,6 +192,7 @@ async function runJob(
     completed,
     readable: shown,
     peakRssKb,
+    memory: memoryText,
     job,
     check,
     work,
@@ -317,7 +322,7 @@ for (const run of runs)
     `  ${run.label}: POST answered in ${run.postMs.toFixed(0)} ms (body ${run.bodyMb.toFixed(2)} MB); job ${run.job.status}, ` +
       `processed ${run.job.processed_items}/${run.job.total_items}, failed ${run.job.failed_items}; COMPLETED at ${run.completedS.toFixed(2)} s, ` +
       `read model at ${run.readableS.toFixed(2)} s (${(run.readableS - run.completedS).toFixed(2)} s later); service peak VmRSS during the job ` +
-      `${mb(run.peakRssKb)}\n    read model check: ${run.check}`,
+      `${mb(run.peakRssKb)}\n    memory ${run.memory}\n    read model check: ${run.check}`,
   );
 console.log(`\nWhere the time goes:`);
 for (const run of runs) console.log(`  ${run.work}`);

@@ -22,12 +22,17 @@ export const orderFulfilmentRoute: EventRoute = {
       case 'OrderPlaced': {
         const { orderId } = event.data;
         const lines = reservationLines(event.data.lines);
-        if (lines.length === 0) return toOrder({ type: 'ConfirmOrder', data: { orderId } });
+        // Stock reserved ahead under the order's id (an agentic checkout) is already held: nothing to reserve again.
+        if (lines.length === 0 || event.data.reservedAhead) return toOrder({ type: 'ConfirmOrder', data: { orderId } });
         return toInventory({ type: 'ReserveStock', data: { inventoryId, orderId, lines } });
       }
       case 'StockReserved':
+        // Reserved ahead of its order: the order, placed next, is confirmed from its own OrderPlaced.
+        if (event.data.reservedAhead) return [];
         return toOrder({ type: 'ConfirmOrder', data: { orderId: event.data.orderId } });
       case 'StockReservationRefused': {
+        // Refused ahead of an order: no order exists, and none is placed.
+        if (event.data.reservedAhead) return [];
         const { orderId, lineIndex, variantId, locationId, requested, available, reason } = event.data;
         const message =
           reason === 'unknown_location'

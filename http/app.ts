@@ -39,6 +39,8 @@ import exportRoutes from './routes/exports.ts';
 import validationRoutes from './routes/validation.ts';
 import agentCheckoutRoutes from './routes/agent-checkout.ts';
 import checkoutSessionRoutes from './routes/checkout-sessions.ts';
+import ucpProfileRoutes from './routes/ucp-profile.ts';
+import merchantCheckoutSessionRoutes from './routes/merchant-checkout-sessions.ts';
 import { acpScope } from './acp-edge.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook-secret.ts';
 
@@ -212,6 +214,7 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
       apiScope(api);
       await api.register(catalogFeedRoutes, { linkSeconds: config.FEED_LINK_SECONDS });
       await api.register(agentCheckoutRoutes, { key: acpKey, publicBaseUrl: config.PUBLIC_BASE_URL });
+      await api.register(merchantCheckoutSessionRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
     },
     { prefix: '/api/v1/ucp' },
   );
@@ -223,6 +226,8 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
     },
     { prefix: '/api/v1/ucp/acp/:tenant_id/:org_id' },
   );
+  // The tenant's UCP business profile: public, as UCP's discovery wants (http/routes/ucp-profile.ts).
+  await app.register(ucpProfileRoutes, { key: acpKey, publicBaseUrl: config.PUBLIC_BASE_URL });
   // Push and webhook sit under /unified without a version (the spec); the push is authenticated like /api.
   await app.register(
     async (api) => {

@@ -135,7 +135,12 @@ export const ledgerSettings = defineSettings({
   STATE_STORE: z.enum(['lmdb', 'memory']).default('lmdb'),
   /** The state store's parent directory; each instance's store is `<STATE_DIR>/<namespace>-<PORT>` (deletable at any time while it is stopped). */
   STATE_DIR: z.string().min(1).default('.state'),
-  STATE_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  STATE_CACHE_SIZE: z.coerce.number().int().min(0).default(1_000),
+  /**
+   * How far each V8 heap may grow past what its last full collection found live before the next (ledger/heap-growth.ts;
+   * 0: V8's own factor).
+   */
+  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(1_000).default(100),
   /**
    * What identifies this instance among the service's (`<hostname>-<PORT>` when unset): the static member id of each
    * of its consumer groups and part of its transactional ids. Stable across restarts of the same instance, so a restart

@@ -1,4 +1,5 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { getHeapStatistics } from 'node:v8';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Seconds: a round's decisions or its Kafka transaction, from a millisecond to a transaction stuck in retries. */
 const ROUND_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -69,6 +70,20 @@ export class ProcessorMetrics {
       help: 'State changelog records read to restore assigned partitions (with the state store, only the tail past what it holds), by aggregate',
       labelNames: ['aggregate'],
       registers,
+    });
+    // The thread's own V8 heap (the main thread's is nodejs_heap_size_*_bytes): the default metrics cannot be registered
+    // here, their names would clash with the main thread's in the one exposition.
+    new Gauge({
+      name: 'ledger_processor_thread_heap_bytes',
+      help: "The processor thread's V8 heap: used, total (reserved by V8) and external (Buffers and strings held outside it)",
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        const heap = getHeapStatistics();
+        this.set({ kind: 'used' }, heap.used_heap_size);
+        this.set({ kind: 'total' }, heap.total_heap_size);
+        this.set({ kind: 'external' }, heap.external_memory);
+      },
     });
   }
 

@@ -25,6 +25,7 @@ import {
 } from './runtime-parts.ts';
 import { namespaced, type TopicSpec } from './topics.ts';
 import { replicationFor, replicationProblem, replicationShortfalls } from './topic-replication.ts';
+import { boundHeapGrowth } from './heap-growth.ts';
 import { reasonOf, redactUrl, StartupError } from './startup-error.ts';
 
 export type { Worker, WorkerDeps } from './worker-part.ts';
@@ -65,6 +66,8 @@ export async function startRuntime(
   logger: Logger,
   { aggregates, routes, projections, workers = [], processorsThread, metrics }: LedgerModules,
 ): Promise<Runtime> {
+  // Before the processor thread starts: V8's flags are the process's.
+  boundHeapGrowth(config.HEAP_GROWTH_PERCENT);
   const allTopics = topicsOf(aggregates);
   await createTopics(config, logger, allTopics);
   const codec = await registerSchemas(config, allTopics);

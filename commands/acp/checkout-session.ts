@@ -1,9 +1,11 @@
+import type { ReservationLine } from '../oms/inventory.ts';
 import { defineAggregate } from '../../ledger/aggregate.ts';
 import { ConflictError, NotFoundError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import type { Command, Decider, Event } from '../../ledger/message.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { AMOUNT_RULE, isAmount } from '../amount.ts';
 import { isWithinTotalLimit, MAX_TOTAL } from '../oms/money.ts';
+import { MAX_LINE_QUANTITY, MAX_ORDER_LINES } from '../oms/order.ts';
 import { cartProblems, cartTotals, MAX_CART_LINES, MAX_CART_QUANTITY, withStock, type Cart, type StockSeen } from './checkout-cart.ts';
 
 /**
@@ -31,7 +33,15 @@ const allowed: Record<CheckoutStatus, readonly Move[]> = {
 type Priced = Cart & { status: 'not_ready_for_payment' | 'ready_for_payment'; subtotal: string; shippingTotal: string; total: string };
 export type CheckoutSessionOpened = Event<'CheckoutSessionOpened', { sessionId: string } & Priced>;
 export type CheckoutSessionRevised = Event<'CheckoutSessionRevised', { sessionId: string } & Priced>;
-export type CheckoutCompletionStarted = Event<'CheckoutCompletionStarted', { sessionId: string; orderId: string; attempt: number }>;
+/**
+ * `buyer`: what the agent sent with the completion (ACP `Buyer`, JSON), which replaces the session's; null: none sent.
+ * `reservation`: the stock to reserve ahead of the order, under its id (JSON of `ReservationLine[]`), which the
+ * checkout-reservation route asks of the inventory, once; null: the stock seen was short, nothing is asked.
+ */
+export type CheckoutCompletionStarted = Event<
+  'CheckoutCompletionStarted',
+  { sessionId: string; orderId: string; attempt: number; buyer?: string | null; reservation?: string | null }
+>;
 export type CheckoutSessionCompleted = Event<'CheckoutSessionCompleted', { sessionId: string; orderId: string }>;
 export type CheckoutCompletionFailed = Event<
   'CheckoutCompletionFailed',
@@ -103,7 +113,14 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
     case 'CheckoutSessionRevised':
       return state.status === 'Open' ? { ...state, sessionStatus: event.data.status, cart: cartOf(event.data) } : state;
     case 'CheckoutCompletionStarted':
-      return state.status === 'Open' ? { ...state, sessionStatus: 'complete_in_progress', orderId: event.data.orderId } : state;
+      return state.status === 'Open'
+        ? {
+            ...state,
+            sessionStatus: 'complete_in_progress',
+            orderId: event.data.orderId,
+            cart: { ...state.cart, buyer: event.data.buyer ?? state.cart.buyer },
+          }
+        : state;
     case 'CheckoutSessionCompleted':
       return state.status === 'Open' ? { ...state, sessionStatus: 'completed', orderId: event.data.orderId } : state;
     case 'CheckoutCompletionFailed':
@@ -135,7 +152,10 @@ export const evolve = (state: CheckoutSession, event: CheckoutSessionEvent): Che
 export type OpenCheckoutSession = Command<'OpenCheckoutSession', { sessionId: string } & Cart>;
 export type ReviseCheckoutSession = Command<'ReviseCheckoutSession', { sessionId: string } & Cart>;
 /** `orderId`: the order this attempt places (its key names the session and the attempt, so a retry lands on it). */
-export type StartCheckoutCompletion = Command<'StartCheckoutCompletion', { sessionId: string; orderId: string; attempt: number }>;
+export type StartCheckoutCompletion = Command<
+  'StartCheckoutCompletion',
+  Omit<CheckoutCompletionStarted['data'], 'reservation'> & { reservation?: ReservationLine[] | null }
+>;
 export type CompleteCheckoutSession = Command<'CompleteCheckoutSession', { sessionId: string; orderId: string }>;
 export type FailCheckoutCompletion = Command<
   'FailCheckoutCompletion',
@@ -157,6 +177,21 @@ export type CheckoutSessionCommand =
   | RecordCheckoutOrderUpdateNotice;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
+/** The reservation as the event carries it; lines the inventory could not take (none, or no whole units) are refused here. */
+const reservationOf = (lines: ReservationLine[] | null): string | null => {
+  if (lines === null) return null;
+  const bad = lines.findIndex(
+    (line) =>
+      !Number.isSafeInteger(line.quantity) || line.quantity < 1 || line.quantity > MAX_LINE_QUANTITY || !line.variantId || !line.locationId,
+  );
+  // The order placed on them must pass the order's own bounds (commands/oms/order.ts), once its stock is held.
+  if (lines.length === 0 || lines.length > MAX_ORDER_LINES || bad >= 0)
+    throw new ValidationError(`the stock to reserve must be 1..${MAX_ORDER_LINES} lines of whole units`, [
+      { path: `reservation${bad >= 0 ? `.${bad}` : ''}`, message: `a variant, a location and 1..${MAX_LINE_QUANTITY} units` },
+    ]);
+  return JSON.stringify(lines.map(({ lineIndex, variantId, locationId, quantity }) => ({ lineIndex, variantId, locationId, quantity })));
+};
+
 const cartBounds = (cart: Cart): ErrorDetail[] => {
   const problems: ErrorDetail[] = [];
   if (cart.lines.length > MAX_CART_LINES) problems.push({ path: 'body.line_items', message: `must hold at most ${MAX_CART_LINES} items` });
@@ -214,7 +249,9 @@ export const decide = (command: CheckoutSessionCommand, state: CheckoutSession):
         return session.orderId === command.data.orderId ? [] : refused(sessionId, session.sessionStatus, 'complete');
       if (!allowed[session.sessionStatus].includes('complete') || command.data.attempt !== session.attempt)
         return refused(sessionId, session.sessionStatus, 'complete');
-      return [{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: command.data.orderId, attempt: session.attempt } }];
+      const { orderId, buyer = null } = command.data;
+      const reservation = reservationOf(command.data.reservation ?? null);
+      return [{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: session.attempt, buyer, reservation } }];
     }
     case 'CompleteCheckoutSession': {
       const session = open(state, sessionId);

@@ -21,7 +21,14 @@ export type StockAdjusted = Event<
   'StockAdjusted',
   { inventoryId: string; variantId: string; locationId: string; delta: number; available: number; reason: 'set' | 'adjust' }
 >;
-export type StockReserved = Event<'StockReserved', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
+/**
+ * `reservedAhead`: reserved before the order is placed (an agentic checkout's completion), under the id the order will
+ * have; the order pipeline confirms such an order without reserving again, and a refusal leaves no order behind.
+ */
+export type StockReserved = Event<
+  'StockReserved',
+  { inventoryId: string; orderId: string; lines: ReservationLine[]; reservedAhead?: boolean }
+>;
 export type StockReservationRefused = Event<
   'StockReservationRefused',
   {
@@ -33,6 +40,7 @@ export type StockReservationRefused = Event<
     requested: number;
     available: number;
     reason: string;
+    reservedAhead?: boolean;
   }
 >;
 export type StockReleased = Event<'StockReleased', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
@@ -115,7 +123,7 @@ export const evolve = (state: Inventory, event: InventoryEvent): Inventory => {
 export type CreateStockLocation = Command<'CreateStockLocation', StockLocationCreated['data']>;
 export type SetStockLevel = Command<'SetStockLevel', { inventoryId: string; variantId: string; locationId: string; available: number }>;
 export type AdjustStockLevel = Command<'AdjustStockLevel', { inventoryId: string; variantId: string; locationId: string; delta: number }>;
-export type ReserveStock = Command<'ReserveStock', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
+export type ReserveStock = Command<'ReserveStock', StockReserved['data']>;
 /** The lines are the order's reservation, which its state machine ends once (consumers/order-fulfilment-route.ts). */
 export type ReleaseStock = Command<'ReleaseStock', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
 export type ShipStock = Command<'ShipStock', { inventoryId: string; orderId: string; lines: ReservationLine[] }>;
@@ -195,10 +203,11 @@ const reserve = ({ data }: ReserveStock, state: Inventory): InventoryEvent[] => 
     if (reason) {
       const { inventoryId, orderId } = data;
       const { lineIndex, variantId, locationId } = line;
+      const ahead = data.reservedAhead ? { reservedAhead: true } : {};
       return [
         {
           type: 'StockReservationRefused',
-          data: { inventoryId, orderId, lineIndex, variantId, locationId, requested: total, available: units, reason },
+          data: { inventoryId, orderId, lineIndex, variantId, locationId, requested: total, available: units, reason, ...ahead },
         },
       ];
     }

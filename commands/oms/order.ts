@@ -65,6 +65,8 @@ type OrderRequest = {
   paymentProvider: string;
   paymentTransactionId: string;
   tags: string[];
+  /** Its stock was reserved under its id before it was placed (ReserveStock `reservedAhead`): confirmed without reserving again. */
+  reservedAhead?: boolean;
 } & Charges;
 
 type Charges = { discountTotal: string; shippingTotal: string; taxTotal: string };

@@ -13,7 +13,7 @@ export const bulkSettings = defineSettings({
     .default(64 * 1024 * 1024),
   /** Items whose outcomes one RecordBulkItems reports (and so the step by which processed_items moves). */
   BULK_SLICE_ITEMS: z.coerce.number().int().min(1).default(500),
-  /** Slices of one job whose commands are out at once; their outcomes are still recorded in order. */
+  /** Slices whose commands are out at once, every job together (one job alone may have them all); recorded in order per job. */
   BULK_SLICES_IN_FLIGHT: z.coerce.number().int().min(1).default(4),
   /** Jobs worked on side by side, so one tenant's large job does not hold another's back. */
   BULK_JOBS_AT_ONCE: z.coerce.number().int().min(1).default(4),

@@ -5,6 +5,7 @@ import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledg
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import { ownerOfRow, sendCommand } from '../../ledger/send-command.ts';
 import { ItemQueue } from '../../ledger/item-queue.ts';
+import { Permits } from '../../ledger/permits.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
 import { defineWorker, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { bulkProjection } from '../../projections/bulk/bulk-projection.ts';
@@ -16,7 +17,10 @@ const IDLE_POLL_MS = 5_000;
 export type BulkWorkerOptions = {
   /** Items whose outcomes one RecordBulkItems reports (and so the step by which processed_items moves). */
   sliceItems: number;
-  /** Slices of one job whose commands are out at once; their outcomes are still recorded in order. */
+  /**
+   * Slices whose commands are out at once, all jobs together (one job may have them all); each job's outcomes are still
+   * recorded in order.
+   */
   slicesInFlight: number;
   /** Jobs worked on side by side, so one tenant's large job does not hold another's back. */
   jobsAtOnce: number;
@@ -36,12 +40,15 @@ class BulkWorker {
   /** The next item of each job this process has recorded, ahead of a read model that may lag. */
   private readonly recorded = new Map<string, number>();
   private readonly deps: WorkerDeps;
+  /** One permit per slice out, shared by the jobs worked on side by side: their items in flight stay those of one job. */
+  private readonly slices: Permits;
 
   constructor(
     private readonly context: WorkerContext,
     private readonly options: BulkWorkerOptions,
   ) {
     this.deps = context.deps;
+    this.slices = new Permits(options.slicesInFlight);
   }
 
   /** The unfinished jobs side by side, taken round-robin across tenants, each worked on until it ends. */
@@ -73,25 +80,40 @@ class BulkWorker {
     }
   }
 
-  /** Slices from `from` on: up to `slicesInFlight` out at once, each recorded once those before it are. */
+  /**
+   * Slices from `from` on, each recorded once those before it are: each slice out holds a permit until its outcome is
+   * recorded; a job with none out waits for one, a job with some takes another only if one is free and no job waits.
+   */
   private async process(job: Job, from: number, total: number): Promise<boolean> {
     const pending: Promise<SliceOutcome>[] = [];
     const reader = new ChunkReader(this.deps, job.id);
     let next = from;
-    while (!this.context.stopping() && (next < total || pending.length > 0)) {
-      while (next < total && pending.length < this.options.slicesInFlight) {
-        const slice = await reader.slice(next, Math.min(this.options.sliceItems, total - next));
-        const applying = this.applySlice(job, slice);
-        // Awaited in order below; one that fails while an earlier one is awaited must not go unhandled meanwhile.
-        applying.catch(() => undefined);
-        pending.push(applying);
-        next += slice.items.length;
+    let held = 0;
+    try {
+      while (!this.context.stopping() && (next < total || pending.length > 0)) {
+        while (next < total && !this.context.stopping()) {
+          if (pending.length === 0) await this.slices.take();
+          else if (!this.slices.tryTake()) break;
+          held++;
+          if (this.context.stopping()) break;
+          const slice = await reader.slice(next, Math.min(this.options.sliceItems, total - next));
+          const applying = this.applySlice(job, slice);
+          // Awaited in order below; one that fails while an earlier one is awaited must not go unhandled meanwhile.
+          applying.catch(() => undefined);
+          pending.push(applying);
+          next += slice.items.length;
+        }
+        if (pending.length === 0) break;
+        const outcome = await (pending.shift() as Promise<SliceOutcome>);
+        await this.send(job, bulkJobAggregate, { type: 'RecordBulkItems', data: { jobId: job.id, ...outcome } });
+        this.recorded.set(job.id, outcome.firstIndex + outcome.count);
+        held--;
+        this.slices.release();
       }
-      const outcome = await (pending.shift() as Promise<SliceOutcome>);
-      await this.send(job, bulkJobAggregate, { type: 'RecordBulkItems', data: { jobId: job.id, ...outcome } });
-      this.recorded.set(job.id, outcome.firstIndex + outcome.count);
+    } finally {
+      await Promise.allSettled(pending);
+      this.slices.release(held);
     }
-    await Promise.allSettled(pending);
     const ended = next >= total && pending.length === 0;
     if (ended) this.recorded.delete(job.id);
     return ended;

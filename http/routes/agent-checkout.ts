@@ -7,6 +7,7 @@ import { findAgentCheckout } from '../../projections/checkout/checkout-queries.t
 import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
 import { ACP_API_VERSIONS } from '../acp-edge.ts';
 import { errorResponses, standardHeaders } from '../schemas.ts';
+import { ucpProfilePath } from '../ucp-profile-body.ts';
 
 /** Where the tenant's agentic checkout is, and the credentials to give its agent platform (authenticated like /api). */
 export type AgentCheckoutOptions = { key: string; publicBaseUrl: string };
@@ -23,6 +24,7 @@ const agentCheckout = z.object({
     .string()
     .describe('Verifies the order events we post: Merchant-Signature `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`'),
   version: z.number().int().describe('The webhook secret version these derive from; they rotate with it'),
+  ucp_profile_url: z.string().describe("The tenant's UCP business profile (public), which declares this checkout"),
 });
 
 export default async function agentCheckoutRoutes(fastify: FastifyInstance, { key, publicBaseUrl }: AgentCheckoutOptions): Promise<void> {
@@ -40,6 +42,7 @@ export default async function agentCheckoutRoutes(fastify: FastifyInstance, { ke
       webhook_url: settings?.webhook_url ?? null,
       webhook_secret: webhookSecret,
       version: current,
+      ucp_profile_url: new URL(ucpProfilePath(tenantId, orgId), publicBaseUrl).toString(),
     };
   };
 

@@ -5,14 +5,15 @@ import { z } from 'zod';
 import { exactMinorUnits, shippingOf, type Cart, type CartLine, type ShippingOption } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionAggregate, checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
 import { orderPermalink } from '../../commands/acp/acp-order-event.ts';
-import { orderAggregate, orderIdOf, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
+import type { ReservationLine } from '../../commands/oms/inventory.ts';
+import { orderAggregate, orderIdOf, reservationLines, type OrderLineRequest, type PlaceOrder } from '../../commands/oms/order.ts';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import type { IdempotentRequest } from '../../ledger/message.ts';
 import { findProduct, findVariant, type Scope } from '../../projections/catalog/catalog-queries.ts';
 import { findCheckoutSession, type CheckoutSessionRow } from '../../projections/checkout/checkout-queries.ts';
 import { feedSettingsOf, findCatalogFeed } from '../../projections/feed/feed-queries.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
-import { findDecidedOrder, listLevels } from '../../projections/oms/oms-queries.ts';
+import { findDecidedOrder, findOrder, findReservationAhead, listLevels } from '../../projections/oms/oms-queries.ts';
 import { blockedProducts } from '../../projections/validation/validation-queries.ts';
 import { AcpError } from '../acp-edge.ts';
 import {
@@ -241,10 +242,14 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
       const orderKey = `checkout:${row.id}:${row.attempt}`;
       const orderId =
         row.status === 'complete_in_progress' && row.order_id ? row.order_id : orderIdOf(scope.tenantId, scope.orgId, orderKey);
+      // What this request would reserve from the stock it reads now; the session keeps the first request's (its single writer).
+      const planned = row.status === 'complete_in_progress' ? undefined : await reservedLines(scope, row.cart);
+      const reservation = planned && planned.short.length === 0 ? reservationLines(planned.order) : null;
+      const buyer = request.body.buyer ? JSON.stringify(request.body.buyer) : null;
       await execute(
         request,
         checkoutSessionAggregate,
-        { type: 'StartCheckoutCompletion', data: { sessionId: row.id, orderId, attempt: row.attempt } },
+        { type: 'StartCheckoutCompletion', data: { sessionId: row.id, orderId, attempt: row.attempt, buyer, reservation } },
         idempotent(request, 'complete'),
       );
       const started = await readSession(scope, row.id);
@@ -252,27 +257,12 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
         throw new AcpError(400, 'invalid_state', `a ${started.status} checkout session cannot be completed`);
       if (started.status === 'completed') return done(started);
 
-      const lines = await reservedLines(scope, started.cart);
-      if (lines.short.length > 0) return failCompletion(request, started, orderId, 'out_of_stock', lines.short);
-      const { payment_data: payment } = request.body;
-      const place: PlaceOrder['data'] = {
-        orderId,
-        idempotencyKey: orderKey,
-        // Constant per attempt: retries may split lines over locations differently, and must meet the first order.
-        requestHash: createHash('sha256').update(orderKey).digest('hex'),
-        currency: started.cart.currency,
-        customerId: null,
-        salesChannel: 'acp',
-        platform: 'acp',
-        paymentProvider: payment.handler_id ?? 'purchase_order',
-        paymentTransactionId: payment.instrument?.credential.token ?? payment.purchase_order_number ?? '',
-        tags: [`checkout_session:${started.id}`],
-        discountTotal: '0',
-        shippingTotal: shippingOf(started.cart),
-        taxTotal: '0',
-        lines: lines.order,
-      };
-      await execute(request, orderAggregate, { type: 'PlaceOrder', data: place }, undefined, { until: 'committed' });
+      // Placed already (a retry after a crash, or another request for this completion): only its outcome is left to wait for.
+      if (!(await findOrder(db, scope, orderId))) {
+        const held = await reservedAhead(scope, started, orderId, planned?.short);
+        if ('short' in held) return failCompletion(request, started, orderId, 'out_of_stock', held.short);
+        await placeOrder(request, request.body.payment_data, started, orderId, orderKey, held.lines);
+      }
       const order = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, scope, orderId));
       if (order.status === 'rejected') {
         const short = await stockOf(scope, started.cart);
@@ -288,6 +278,75 @@ export default async function checkoutSessionRoutes(fastify: FastifyInstance, { 
       return done(await readSession(scope, started.id));
     },
   });
+
+  /**
+   * The stock reserved for the attempt before any order exists: the session's reservation, which the
+   * checkout-reservation route asks of the inventory once under the order's id (consumers/checkout). Refused, or none
+   * asked (the first request saw the stock short), no order is placed. `lines`: the order's lines, as reserved.
+   */
+  async function reservedAhead(
+    scope: Scope,
+    row: CheckoutSessionRow,
+    orderId: string,
+    seenShort: { itemId: string; available: number }[] | undefined,
+  ): Promise<{ lines: OrderLineRequest[] } | { short: { itemId: string; available: number }[] }> {
+    if (!row.reservation) return { short: seenShort?.length ? seenShort : await stockOf(scope, row.cart) };
+    const reservation = await awaitOutcome(omsProjection.name, () => findReservationAhead(db, orderId));
+    if (reservation.status === 'refused') return { short: await stockOf(scope, row.cart) };
+    return { lines: orderLinesOf(row.cart, JSON.parse(row.reservation) as ReservationLine[]) };
+  }
+
+  /** Places the attempt's order on the stock reserved for it. */
+  async function placeOrder(
+    request: FastifyRequest,
+    payment: z.infer<typeof completeSessionBody>['payment_data'],
+    started: CheckoutSessionRow,
+    orderId: string,
+    orderKey: string,
+    lines: OrderLineRequest[],
+  ): Promise<void> {
+    const place: PlaceOrder['data'] = {
+      orderId,
+      idempotencyKey: orderKey,
+      // Constant per attempt: retries may split lines over locations differently, and must meet the first order.
+      requestHash: createHash('sha256').update(orderKey).digest('hex'),
+      currency: started.cart.currency,
+      customerId: null,
+      salesChannel: 'acp',
+      platform: 'acp',
+      paymentProvider: payment.handler_id ?? 'purchase_order',
+      paymentTransactionId: payment.instrument?.credential.token ?? payment.purchase_order_number ?? '',
+      tags: [`checkout_session:${started.id}`],
+      discountTotal: '0',
+      shippingTotal: shippingOf(started.cart),
+      taxTotal: '0',
+      lines,
+      reservedAhead: true,
+    };
+    // The session's decider bounded the lines as the order's decider does (lines, units; the totals with the cart), so
+    // the order is not refused as out of bounds after its stock was reserved.
+    await execute(request, orderAggregate, { type: 'PlaceOrder', data: place }, undefined, { until: 'committed' });
+  }
+
+  /** The cart's lines as the reservation holds them: its variants, locations and quantities, in its order. */
+  function orderLinesOf(cart: Cart, held: ReservationLine[]): OrderLineRequest[] {
+    return [...held]
+      .sort((a, b) => a.lineIndex - b.lineIndex)
+      .map((reserved) => {
+        const line = cart.lines.find((candidate) => candidate.itemId === reserved.variantId);
+        if (!line) throw new Error(`the reservation holds variant ${reserved.variantId}, which the frozen cart does not have`);
+        return {
+          name: line.name,
+          quantity: reserved.quantity,
+          unitPrice: line.unitPrice,
+          variantId: line.itemId,
+          locationId: reserved.locationId,
+          sku: line.sku,
+          variantLabel: null,
+          requiresShipment: true,
+        };
+      });
+  }
 
   /** Each line split over the locations that hold it, most stocked first; `short`: lines the stock cannot cover now. */
   async function reservedLines(

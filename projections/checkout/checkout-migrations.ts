@@ -41,4 +41,13 @@ export const checkoutMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    // The stock a completion asked to reserve ahead of its order (JSON text, as the event carries it; null: none).
+    name: '002-reservation',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).alterTable('checkout_sessions', (t) => {
+        t.text('reservation');
+      });
+    },
+  },
 ];

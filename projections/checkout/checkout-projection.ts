@@ -42,10 +42,18 @@ const handlers: EventHandlers<CheckoutSessionEvent | AgentCheckoutEvent> = {
         updated_at: at(event),
       });
   },
-  CheckoutCompletionStarted: (event, { table }) =>
+  CheckoutCompletionStarted: (event, { table, db }) =>
     table('checkout_sessions')
       .where({ id: event.data.sessionId })
-      .update({ status: 'complete_in_progress', order_id: event.data.orderId, attempt: event.data.attempt, updated_at: at(event) }),
+      .update({
+        status: 'complete_in_progress',
+        order_id: event.data.orderId,
+        attempt: event.data.attempt,
+        reservation: event.data.reservation ?? null,
+        updated_at: at(event),
+        // The buyer sent with the completion replaces the session's (the cart keeps it as JSON text, as the events do).
+        ...(event.data.buyer ? { cart: db.raw(`jsonb_set(cart, '{buyer}', to_jsonb(?::text))`, [event.data.buyer]) } : {}),
+      }),
   CheckoutSessionCompleted: (event, { table }) =>
     table('checkout_sessions')
       .where({ id: event.data.sessionId })

@@ -20,6 +20,8 @@ export type CheckoutSessionRow = {
   total: string;
   order_id: string | null;
   attempt: number;
+  /** The stock the current completion asked to reserve ahead of its order (JSON of ReservationLine[]); null: none. */
+  reservation?: string | null;
   last_failure: { order_id: string; reason: string; message: string } | null;
   created_at: Date;
   updated_at: Date;

@@ -43,6 +43,8 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
   const moves = new Map<string, OrderMoves>();
   const locations: (Row & { id: string })[] = [];
   const reservations = new Map<string, { order_id: string; status: string; updated_at: Date }>();
+  const reservation = (orderId: string, status: string, event: RecordedEvent) =>
+    reservations.set(orderId.toLowerCase(), { order_id: orderId, status, updated_at: at(event) });
   const levels = new Map<string, LevelFold>();
   const movesOf = (orderId: string) => getOrAdd(moves, orderId.toLowerCase(), () => ({ all: [] }));
   const level = (event: RecordedEvent, variantId: string, locationId: string) =>
@@ -94,10 +96,12 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
             updated_at: at(event),
           });
         }
-        reservations.set(event.data.orderId.toLowerCase(), { order_id: event.data.orderId, status, updated_at: at(event) });
+        reservation(event.data.orderId, status, event);
         break;
       }
       case 'StockReservationRefused':
+        // An order's refusal is its rejection; one ahead of an order is recorded here, as no order will say it.
+        if (event.data.reservedAhead) reservation(event.data.orderId, 'refused', event);
         break;
       default: {
         const exhaustive: never = event;

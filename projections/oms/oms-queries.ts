@@ -75,6 +75,16 @@ export async function findDecidedOrder(db: Knex, scope: Scope, id: string): Prom
   return reserved ? row : undefined;
 }
 
+/**
+ * A reservation made ahead of its order (agentic checkout) once this read model has it: `held` (or `released`,
+ * `shipped` later), or `refused`. The id is an order's, UUIDv5 of its tenant and org, so it names one tenant's.
+ */
+export const findReservationAhead = (
+  db: Knex,
+  orderId: string,
+): Promise<{ status: 'held' | 'refused' | 'released' | 'shipped' } | undefined> =>
+  db(`${schema}.stock_reservations`).where({ order_id: orderId }).first('status');
+
 /** Newest first; pending orders (still being decided) are left out, so a page never shows an order that may yet be rejected. */
 export async function listOrders(db: Knex, scope: Scope, limit: number, offset: number): Promise<{ rows: OrderRow[]; total: number }> {
   const rows: OrderRow[] = await orders(db, scope)

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutSessionAggregate } from '../../commands/acp/checkout-session.ts';
+import { orderAggregate } from '../../commands/oms/order.ts';
 import { acpWebhookProblems } from '../support/acp-checkout-schema.ts';
 import { readEvents } from '../support/event-log.ts';
 import { startHookReceiver } from '../support/notice-receivers.ts';
@@ -14,6 +15,7 @@ import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import type { Tenant } from '../support/client.ts';
 import { SELLER_PAGES } from '../support/feed-settings.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
+import { ucpProfileProblems } from '../support/ucp-profile-schema.ts';
 
 const storageDir = mkdtempSync(path.join(tmpdir(), 'acp-store-'));
 const ctx = useServiceAndTenant({
@@ -77,6 +79,15 @@ async function feedLines(tenant: Tenant, productIds: string[]): Promise<Record<s
   }
 }
 
+/** A tenant's UCP business profile as an agent reads it (public, no credentials), valid per UCP's published schemas. */
+async function ucpProfile(checkout: { ucp_profile_url: string }): Promise<Record<string, any>> {
+  const response = await fetch(checkout.ucp_profile_url);
+  expect(response.status).toBe(200);
+  const profile = (await response.json()) as Record<string, any>;
+  expect(ucpProfileProblems(profile)).toEqual([]);
+  return profile;
+}
+
 const ordersOfSession = async (tenant: Tenant, sessionId: string) => {
   const page = ok(await tenant.request('GET', '/api/v1/oms/orders?limit=100'), 200) as {
     data: { id: string; tags: string[]; status: string }[];
@@ -111,6 +122,12 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     ok(await tenant.request('PUT', '/api/v1/ucp/agent-checkout', { webhook_url: hooks.url(webhookPath) }), 200);
     hooks.script.push(503); // the agent platform's first answer: its webhook is briefly unavailable
     const checkout = await acpAgentCheckout(tenant);
+    // The agent discovers the checkout from the tenant's UCP profile: the ACP service at this address, its payment handler.
+    const profile = await ucpProfile(checkout);
+    expect(profile.ucp.services['dev.agenticcommerce']).toEqual([
+      expect.objectContaining({ transport: 'rest', endpoint: checkout.base_url }),
+    ]);
+    expect(profile.ucp.payment_handlers['dev.acp.tokenized.card']).toEqual([expect.objectContaining({ id: payment.handler_id })]);
     const agent = acpAgent(checkout);
     const created = ok(
       await agent.create({ line_items: [{ id: itemOf(cup.productId) }, { id: itemOf(pot.productId) }], currency: 'eur', capabilities: {} }),
@@ -174,6 +191,14 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
       payment_transaction_id: payment.instrument.credential.token,
       sales_channel: 'acp',
     });
+    // The order has no place for a buyer or an address; its tag names the session, where the merchant reads them.
+    expect((order as { tags: string[] }).tags).toContain(`checkout_session:${created.id}`);
+    expect(ok(await tenant.request('GET', `/api/v1/ucp/checkout-sessions/${created.id}`), 200)).toMatchObject({
+      buyer: body.buyer,
+      fulfillment_details: { name: 'Ada Lovelace', email: 'ada@example.com', address },
+      order: { id: orderId },
+    });
+    expect(answers[0]).toMatchObject({ buyer: body.buyer });
     expect(await stockLevel(tenant, cup)).toMatchObject({ available: 8, reserved: 2 });
     expect(await stockLevel(tenant, pot)).toMatchObject({ available: 2, reserved: 1 });
     expect(ok(await agent.get(created.id), 200)).toMatchObject({ status: 'completed', order: { id: orderId } });
@@ -217,6 +242,14 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     expect(updates.map((event) => event.data)).toEqual(
       ['processing', 'shipped'].map((status) => ({ sessionId: created.id, orderId, status, delivered: true, attempts: 1, detail: null })),
     );
+    // The units reserved ahead of the order are the order's: shipping it takes them out of stock, as any order's.
+    expect(
+      await eventually(
+        () => stockLevel(tenant, cup),
+        (level) => level.reserved === 0,
+      ),
+    ).toMatchObject({ available: 8, reserved: 0 });
+    expect(await stockLevel(tenant, pot)).toMatchObject({ available: 2, reserved: 0 });
     const announced = hooks.received.filter((hook) => String(hook.headers['request-id']).startsWith(`${created.id}/order_update/`));
     expect(announced.map((hook) => JSON.parse(hook.body).data.status)).toEqual(['processing', 'shipped']);
     for (const hook of announced) {
@@ -261,6 +294,49 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     expect(after.messages).toEqual([expect.objectContaining({ type: 'error', code: 'out_of_stock', param: '$.line_items[0]' })]);
   });
 
+  it('agents racing for the last unit: one order; the others the protocol’s error, no order, nothing reserved for them', async () => {
+    const tenant = await ctx.newTenant();
+    await configureFeed(tenant);
+    const lamp = await stockedProduct(tenant, 'Desk lamp', '45.00', 1);
+    const agent = acpAgent(await acpAgentCheckout(tenant));
+    const ready = async () => {
+      const session = ok(
+        await agent.create({
+          line_items: [{ id: lamp.variantId }],
+          currency: 'eur',
+          capabilities: {},
+          fulfillment_details: { name: 'Ada', address },
+        }),
+        201,
+      );
+      const option = [{ type: 'shipping', option_id: 'standard', item_ids: [lamp.variantId] }];
+      expect(ok(await agent.update(session.id, { selected_fulfillment_options: option }), 200)).toMatchObject({
+        status: 'ready_for_payment',
+      });
+      return session.id as string;
+    };
+    // Every session saw the lamp in stock; they complete at once, so the read model shows it to all of them.
+    const sessions = [await ready(), await ready(), await ready(), await ready()];
+    const answers = await Promise.all(sessions.map((id) => agent.complete(id, { payment_data: payment })));
+    const won = answers.filter((answer) => answer.status === 200);
+    expect(won, JSON.stringify(answers.map((answer) => answer.body))).toHaveLength(1);
+    for (const lost of answers.filter((answer) => answer.status !== 200))
+      expect(ok(lost, 400)).toMatchObject({ type: 'invalid_request', code: 'out_of_stock', param: '$.line_items[0]' });
+
+    // One order, confirmed; no rejected order anywhere, in the read model or in the log.
+    const page = ok(await tenant.request('GET', '/api/v1/oms/orders?limit=100'), 200) as { data: { id: string; status: string }[] };
+    expect(page.data.map((order) => [order.id, order.status])).toEqual([[won[0]?.body.order.id, 'confirmed']]);
+    const orderEvents = (await readEvents(ctx.service.namespace, orderAggregate.events)).filter(
+      (event) => event.envelope.tenantId === tenant.tenantId,
+    );
+    expect(orderEvents.filter((event) => event.type === 'OrderPlaced')).toHaveLength(1);
+    expect(orderEvents.filter((event) => event.type === 'OrderRejected')).toEqual([]);
+    // The winner's unit is reserved, and nothing else.
+    expect(await stockLevel(tenant, lamp)).toMatchObject({ available: 0, reserved: 1 });
+    for (const [index, id] of sessions.entries())
+      if (answers[index]?.status !== 200) expect(ok(await agent.get(id), 200)).toMatchObject({ status: 'not_ready_for_payment' });
+  });
+
   it("another tenant's session is not found, and its key opens nothing here", async () => {
     const owner = await ctx.newTenant();
     await configureFeed(owner);
@@ -273,8 +349,14 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
 
     const other = await ctx.newTenant();
     const otherCheckout = await acpAgentCheckout(other);
+    // Each tenant's UCP profile sends agents to its own checkout, signed with its own key.
+    const [ownerProfile, otherProfile] = [await ucpProfile(ownerCheckout), await ucpProfile(otherCheckout)];
+    expect(otherProfile.ucp.services['dev.agenticcommerce'][0].endpoint).toBe(otherCheckout.base_url);
+    expect(JSON.stringify(otherProfile)).not.toContain(owner.tenantId);
+    expect(otherProfile.signing_keys[0].kid).not.toBe(ownerProfile.signing_keys[0].kid);
     const otherAgent = acpAgent(otherCheckout);
     expect(ok(await otherAgent.get(session.id), 404)).toMatchObject({ type: 'invalid_request', code: 'not_found' });
+    expect(ok(await other.request('GET', `/api/v1/ucp/checkout-sessions/${session.id}`), 404)).toMatchObject({ error: {} });
     expect(ok(await otherAgent.update(session.id, { line_items: [{ id: mug.variantId }] }), 404)).toMatchObject({ code: 'not_found' });
     expect(ok(await otherAgent.complete(session.id, { payment_data: payment }), 404)).toMatchObject({ code: 'not_found' });
     // The owner's items are not for sale at another tenant's checkout either.

@@ -9,7 +9,14 @@ import type { Tenant } from './client.ts';
  * every POST, each request signed. Every request body is checked against ACP's schema before it is sent, every answer
  * after (status declared by the OpenAPI document; body a CheckoutSession, a CheckoutSessionWithOrder or an Error).
  */
-export type AgentCheckout = { base_url: string; api_key: string; signing_secret: string; webhook_secret: string; api_versions: string[] };
+export type AgentCheckout = {
+  base_url: string;
+  api_key: string;
+  signing_secret: string;
+  webhook_secret: string;
+  api_versions: string[];
+  ucp_profile_url: string;
+};
 
 const requestDefinition: Record<string, string> = {
   create: 'CheckoutSessionCreateRequest',

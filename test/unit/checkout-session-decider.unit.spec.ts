@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cartProblems, exactMinorUnits, type Cart } from '../../commands/acp/checkout-cart.ts';
 import { agentCheckoutDecider } from '../../commands/acp/agent-checkout.ts';
-import { checkoutSessionDecider, type CheckoutSessionEvent } from '../../commands/acp/checkout-session.ts';
+import { checkoutSessionDecider, evolve, initialState, type CheckoutSessionEvent } from '../../commands/acp/checkout-session.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../ledger/errors.ts';
 import { DeciderSpecification } from '../support/decider-specification.ts';
 
@@ -25,7 +25,10 @@ const opened = (from: Cart): CheckoutSessionEvent =>
   given()
     .when({ type: 'OpenCheckoutSession', data: { sessionId, ...from } })
     .events()[0]!;
-const started: CheckoutSessionEvent = { type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0 } };
+const started: CheckoutSessionEvent = {
+  type: 'CheckoutCompletionStarted',
+  data: { sessionId, orderId, attempt: 0, buyer: null, reservation: null },
+};
 const completed: CheckoutSessionEvent = { type: 'CheckoutSessionCompleted', data: { sessionId, orderId } };
 const canceled: CheckoutSessionEvent = { type: 'CheckoutSessionCanceled', data: { sessionId } };
 const refused = (current: string, requested: string): CheckoutSessionEvent =>
@@ -95,6 +98,39 @@ describe('checkout session decider', () => {
       .thenNothingHappened();
   });
 
+  it('keeps the buyer sent with the completion, in place of the session’s', () => {
+    const buyer = JSON.stringify({ email: 'ada@example.com', first_name: 'Ada' });
+    const withBuyer = given([opened({ ...ready, buyer: JSON.stringify({ email: 'old@example.com' }) })])
+      .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0, buyer } })
+      .events();
+    expect(withBuyer).toEqual([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0, buyer, reservation: null } }]);
+    const after = [opened(ready), ...withBuyer].reduce(evolve, initialState());
+    expect(after).toMatchObject({ status: 'Open', sessionStatus: 'complete_in_progress', cart: { buyer } });
+    // None sent: the session's stays.
+    const kept = [opened({ ...ready, buyer }), started].reduce(evolve, initialState());
+    expect(kept).toMatchObject({ cart: { buyer } });
+  });
+
+  it('carries the stock to reserve ahead of the order, and refuses lines the inventory could not take', () => {
+    const lines = [{ lineIndex: 0, variantId: 'v1', locationId: 'l1', quantity: 2 }];
+    given([opened(ready)])
+      .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0, reservation: lines } })
+      .then([
+        { type: 'CheckoutCompletionStarted', data: { sessionId, orderId, attempt: 0, buyer: null, reservation: JSON.stringify(lines) } },
+      ]);
+    const tooMany = Array.from({ length: 251 }, (_, lineIndex) => ({ ...lines[0]!, lineIndex, quantity: 1 }));
+    for (const bad of [
+      [],
+      [{ ...lines[0]!, quantity: 0 }],
+      [{ ...lines[0]!, quantity: 1.5 }],
+      [{ ...lines[0]!, quantity: 1_000_001 }],
+      tooMany,
+    ])
+      given([opened(ready)])
+        .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0, reservation: bad } })
+        .thenThrows(ValidationError);
+  });
+
   it('records refused moves: completing a session not ready, changing or canceling a finished one', () => {
     given([opened(cart)])
       .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId, attempt: 0 } })
@@ -150,7 +186,7 @@ describe('checkout session decider', () => {
       },
     ])
       .when({ type: 'StartCheckoutCompletion', data: { sessionId, orderId: next, attempt: 1 } })
-      .then([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: next, attempt: 1 } }]);
+      .then([{ type: 'CheckoutCompletionStarted', data: { sessionId, orderId: next, attempt: 1, buyer: null, reservation: null } }]);
   });
 
   it("records a completed session's order notice once, and none for a session not completed", () => {

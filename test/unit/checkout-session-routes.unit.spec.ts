@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acpCredentialsOf, requestSignature } from '../../commands/acp/acp-credentials.ts';
 import { cartProblems, cartTotals, type Cart } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
+import { orderIdOf } from '../../commands/oms/order.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../../commands/integrations/webhook-secret.ts';
 import { acpDeclaresStatus, acpProblems } from '../support/acp-checkout-schema.ts';
 import { FakeLedger, type Decision, type SentCommand } from '../support/fake-ledger.ts';
@@ -169,12 +170,15 @@ describe('ACP checkout routes', () => {
     const chosen = randomUUID();
     const address = { name: 'Ada', line_one: '1 Rue', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
     const cart = { ...row.cart, selectedOptionId: 'standard', fulfillmentDetails: JSON.stringify({ address }) };
-    Object.assign(row, { status: 'complete_in_progress', order_id: chosen, cart });
+    // The first request recorded the reservation; the inventory holds it, ahead of the order, under the order's id.
+    const reservation = JSON.stringify([{ lineIndex: 0, variantId, locationId, quantity: 2 }]);
+    Object.assign(row, { status: 'complete_in_progress', order_id: chosen, cart, reservation });
+    ledger.tables.stock_reservations = [{ order_id: chosen, status: 'held' }];
     ledger.sent.length = 0;
     ledger.decide = (command): Decision => {
       if (command.type === 'PlaceOrder') {
         const order = { id: chosen, tenant_id: tenantId, org_id: orgId, status: 'confirmed', rejection: null, line_items: [{ variantId }] };
-        return { rows: { orders: [order], stock_reservations: [{ order_id: chosen, status: 'reserved' }] } };
+        return { rows: { orders: [order] } };
       }
       if (command.type === 'CompleteCheckoutSession') return { rows: { checkout_sessions: [{ ...row, status: 'completed' }] } };
       return {};
@@ -194,8 +198,39 @@ describe('ACP checkout routes', () => {
       paymentProvider: 'card_tokenized',
       paymentTransactionId: 'spt_1',
       shippingTotal: '0',
+      reservedAhead: true,
       lines: [{ variantId, locationId, quantity: 2, unitPrice: '12.50' }],
     });
+  });
+
+  it('places no order when the inventory refuses the stock the read model still showed (out of stock in between)', async () => {
+    await agent('POST', '/checkout_sessions', createBody);
+    const row = ledger.tables.checkout_sessions?.[0] as Record<string, any>;
+    const address = { name: 'Ada', line_one: '1 Rue', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
+    Object.assign(row, { cart: { ...row.cart, selectedOptionId: 'standard', fulfillmentDetails: JSON.stringify({ address }) } });
+    ledger.sent.length = 0;
+    const orderId = orderIdOf(tenantId, orgId, `checkout:${String(row.id)}:0`);
+    ledger.decide = (command): Decision => {
+      if (command.type !== 'StartCheckoutCompletion') return {};
+      const reservation = JSON.stringify(command.data.reservation);
+      // Another order took the units after the edge read the levels: the inventory refuses what the session asked.
+      return {
+        rows: {
+          checkout_sessions: [{ ...row, status: 'complete_in_progress', order_id: command.data.orderId, reservation }],
+          stock_reservations: [{ order_id: orderId, status: 'refused' }],
+        },
+      };
+    };
+    const payment = { handler_id: 'card_tokenized', instrument: { type: 'card', credential: { type: 'spt', token: 'spt_2' } } };
+    const response = await agent('POST', `/checkout_sessions/${String(row.id)}/complete`, { payment_data: payment });
+    expect(response.statusCode).toBe(400);
+    expect(judged(response, '/checkout_sessions/{checkout_session_id}/complete', 'POST', 'CheckoutSessionWithOrder')).toMatchObject({
+      type: 'invalid_request',
+      code: 'out_of_stock',
+      param: '$.line_items[0]',
+    });
+    expect(ledger.sent.map((command) => command.type)).toEqual(['StartCheckoutCompletion', 'FailCheckoutCompletion']);
+    expect(ledger.sent[0]?.data).toMatchObject({ orderId, reservation: [{ lineIndex: 0, variantId, locationId, quantity: 2 }] });
   });
 
   it('answers 503 as an ACP service_unavailable error while Kafka is down', async () => {

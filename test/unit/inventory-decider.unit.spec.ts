@@ -107,6 +107,33 @@ describe('inventory decider', () => {
     });
   });
 
+  it('reserves ahead of an order, and refuses ahead of one, saying so in the event', () => {
+    const ahead = { type: 'ReserveStock' as const, data: { inventoryId, orderId: 'o9', lines, reservedAhead: true } };
+    given(stocked)
+      .when(ahead)
+      .then([{ type: 'StockReserved', data: { inventoryId, orderId: 'o9', lines, reservedAhead: true } }]);
+    expect(
+      given([location, stock('v1', 5), stock('v2', 2)])
+        .when(ahead)
+        .events(),
+    ).toEqual([
+      {
+        type: 'StockReservationRefused',
+        data: {
+          inventoryId,
+          orderId: 'o9',
+          lineIndex: 1,
+          variantId: 'v2',
+          locationId: 'l1',
+          requested: 3,
+          available: 2,
+          reason: 'insufficient_stock',
+          reservedAhead: true,
+        },
+      },
+    ]);
+  });
+
   it('refuses a line at an unknown location', () => {
     const elsewhere = [{ lineIndex: 0, variantId: 'v1', locationId: 'l9', quantity: 1 }];
     expect(given(stocked).when(reserve('o1', elsewhere)).events()[0]).toMatchObject({
