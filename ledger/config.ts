@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_PARTITIONS } from './group-commit.ts';
 import { redactUrl, StartupError } from './startup-error.ts';
 
-/** `host:port`, as kafkajs takes a broker (it splits at the colon: no IPv6 literals). */
+/** `host:port`, as the Kafka client takes a broker (split at the colon: no IPv6 literals). */
 const BROKER = /^([A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([0-9]{1,5})$/;
 
 /** Why a KAFKA_BROKERS value is not a comma-separated list of host:port, or undefined when it is. */

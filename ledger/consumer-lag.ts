@@ -1,6 +1,6 @@
 import { logEnds, type Admin, type Kafka } from './kafka.ts';
 
-/** One consumer group's committed offsets (kafkajs `admin.fetchOffsets`): `-1` where it has committed nothing. */
+/** One consumer group's committed offsets (`KafkaAdmin.fetchOffsets`): `-1` where it has committed nothing. */
 export type GroupOffsets = { group: string; topics: { topic: string; partitions: { partition: number; offset: string }[] }[] };
 /** The end of each topic's partitions (the high watermark, `logEnds`), by topic and partition. */
 export type LogEnds = ReadonlyMap<string, ReadonlyMap<number, string>>;

@@ -146,7 +146,7 @@ export function dependencyMonitor(urls: { brokers: string[]; registryUrl: string
         const { brokers } = await admin.describeCluster();
         if (brokers.length === 0) throw new Error('no broker in the cluster');
       } catch (error) {
-        // A fresh client next time: kafkajs may keep a half-open connection to a broker that went away.
+        // A fresh client next time: a client may keep a half-open connection to a broker that went away.
         const stale = admin;
         admin = undefined;
         await stale.disconnect().catch(() => undefined);

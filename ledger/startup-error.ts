@@ -26,8 +26,10 @@ export function reasonOf(error: unknown, depth = 0): string {
   if (!(error instanceof Error)) return oneLine(String(error));
   const code = (error as { code?: unknown }).code;
   let message = error.message || (error instanceof AggregateError ? '' : typeof code === 'string' ? code : error.name);
-  if (error instanceof AggregateError && !error.message && error.errors.length > 0) {
-    message = [...new Set(error.errors.map((inner: unknown) => reasonOf(inner, depth + 1)))].join('; ');
+  if (error instanceof AggregateError && error.errors.length > 0 && depth < 3) {
+    const reasons = [...new Set(error.errors.map((inner: unknown) => reasonOf(inner, depth + 1)))];
+    // "metadata failed 4 times." says little: what each attempt met says why.
+    message = message ? `${message}: ${reasons.join('; ')}` : reasons.join('; ');
   }
   if (error.cause !== undefined && depth < 3) {
     const cause = reasonOf(error.cause, depth + 1);

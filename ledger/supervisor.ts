@@ -17,32 +17,6 @@ export type PartSignals = {
   failed: (error: unknown) => void;
 };
 
-/**
- * For a part whose rounds commit Kafka transactions: once a round failed, the outcome of its transaction is unknown
- * (a commit whose answer was lost may have landed), so every later round is refused until the supervisor has
- * restarted the part, producer first, and it has called `reset`.
- */
-export class StopOnFailure {
-  private failure?: unknown;
-
-  constructor(private readonly signals: PartSignals) {}
-
-  reset(): void {
-    this.failure = undefined;
-  }
-
-  async run(round: () => Promise<void>): Promise<void> {
-    if (this.failure !== undefined) throw this.failure;
-    try {
-      await round();
-    } catch (error) {
-      this.failure = error;
-      this.signals.failed(error);
-      throw error;
-    }
-  }
-}
-
 export type PartState = 'starting' | 'running' | 'restarting' | 'stopped';
 export type PartStatus = { name: string; state: PartState; restarts: number; lastFailureAt: number; lastError?: string };
 

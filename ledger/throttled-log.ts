@@ -35,13 +35,15 @@ export function failureKind(error: unknown): string {
   return [e.name ?? 'Error', e.type ?? e.code ?? ''].join(':');
 }
 
-/** The error at the bottom of kafkajs's wrappers (`KafkaJSNumberOfRetriesExceeded` keeps the original as `cause`). */
+/**
+ * The error at the bottom of a client's wrappers: each keeps what it wraps as `cause` or `originalError`, and a failure
+ * after several attempts keeps each attempt's error (`errors`, the last one the latest).
+ */
 export function rootCause(error: unknown): unknown {
   let current = error;
   for (let depth = 0; depth < 10; depth++) {
-    const next =
-      (current as { cause?: unknown; originalError?: unknown } | undefined)?.cause ??
-      (current as { originalError?: unknown } | undefined)?.originalError;
+    const wrapper = current as { cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
+    const next = wrapper?.cause ?? wrapper?.originalError ?? (Array.isArray(wrapper?.errors) ? wrapper.errors.at(-1) : undefined);
     if (!next || next === current) return current;
     current = next;
   }
