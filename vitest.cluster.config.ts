@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:cluster`: the three-broker cluster tests (issue 29), each on a cluster of its own. Not in `npm test`
-// until they pass: on kafkajs a rolling restart still leaves orders unanswered past the client's deadline (issue 28).
+// until they pass: a rolling restart still leaves writes unanswered, as the client keeps a group coordinator that has
+// moved (docs/decisions.md, "What the three-broker cluster still shows").
 export default defineConfig({
   test: {
     pool: 'forks',
