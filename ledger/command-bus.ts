@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { CommandReply } from './command-reply.ts';
 import { PayloadTooLargeError } from './errors.ts';
 import { chunkBySize, GroupCommit, recordBytes } from './group-commit.ts';
-import { GroupConsumer, kafkaErrorType, keyedProducer, retryKafka, type Kafka, type Producer, type TopicRecords } from './kafka.ts';
-import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
+import { kafkaErrorType, keyedProducer, retryKafka, type Kafka, type Producer, type TopicRecords } from './kafka.ts';
+import { periodicallyCommitting, type PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { Command } from './message.ts';
 import type { LedgerMetrics } from './metrics.ts';
@@ -26,7 +26,7 @@ type Pending = { resolve: (reply: CommandReply) => void; reject: (error: Error) 
  */
 export class CommandBus implements Part {
   private producer?: { client: Producer; connected: Promise<void> };
-  private consumer?: GroupConsumer;
+  private consumer?: { stop: () => Promise<void> };
   private commits?: PeriodicCommit;
   private positioned = false;
   private readonly pending = new Map<string, Pending>();
@@ -68,30 +68,26 @@ export class CommandBus implements Part {
   async start(): Promise<void> {
     await this.connectedProducer();
     // Committed every few seconds, not per batch: replies read again after a restart settle nothing.
-    const commits = new PeriodicCommit(
-      (offsets) => consumer.commitOffsets(offsets),
-      OFFSET_COMMIT_INTERVAL_MS,
+    const { consumer, commits, start } = periodicallyCommitting(
+      this.kafka,
+      {
+        groupId: this.groupId,
+        topics: [this.repliesTopic],
+        fromBeginning: false,
+        eachBatch: async (batch) => {
+          for (const message of batch.messages) {
+            if (!message.value) continue;
+            const reply = JSON.parse(message.value.toString()) as CommandReply;
+            this.settle(reply.commandId)?.resolve(reply);
+          }
+        },
+      },
+      this.signals,
       (error) => this.log.warn({ err: errorField(error) }, 'reply offsets not committed'),
     );
-    const consumer = new GroupConsumer(this.kafka, {
-      groupId: this.groupId,
-      topics: [this.repliesTopic],
-      fromBeginning: false,
-      eachBatch: async (batch) => {
-        for (const message of batch.messages) {
-          if (!message.value) continue;
-          const reply = JSON.parse(message.value.toString()) as CommandReply;
-          this.settle(reply.commandId)?.resolve(reply);
-        }
-        commits.done(batch);
-      },
-      onJoin: () => this.signals.running(),
-      onFailure: (error) => this.signals.failed(error),
-    });
     this.consumer = consumer;
     this.commits = commits;
-    await consumer.start();
-    commits.start();
+    await start();
     if (!this.positioned) await this.awaitOwnPing();
     this.positioned = true;
   }

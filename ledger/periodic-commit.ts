@@ -1,4 +1,5 @@
-import type { FetchedBatch, TopicOffsets } from './kafka.ts';
+import { GroupConsumer, type FetchedBatch, type GroupConsumerOptions, type Kafka, type TopicOffsets } from './kafka.ts';
+import type { PartSignals } from './supervisor.ts';
 
 /** How often a consumer on periodic commits commits its group offsets. */
 export const OFFSET_COMMIT_INTERVAL_MS = 5_000;
@@ -47,4 +48,31 @@ export class PeriodicCommit {
     this.timer = undefined;
     await this.flush();
   }
+}
+
+/**
+ * A supervised part's group consumer on periodic commits: each batch counts once `eachBatch` has handled it; the part
+ * runs once the group is joined and restarts when the consumer breaks. `start` joins and starts the commits.
+ */
+export function periodicallyCommitting(
+  kafka: Kafka,
+  options: Omit<GroupConsumerOptions, 'onJoin' | 'onFailure'>,
+  signals: PartSignals,
+  onCommitError: (error: unknown) => void,
+): { consumer: GroupConsumer; commits: PeriodicCommit; start: () => Promise<void> } {
+  const commits = new PeriodicCommit((offsets) => consumer.commitOffsets(offsets), OFFSET_COMMIT_INTERVAL_MS, onCommitError);
+  const consumer = new GroupConsumer(kafka, {
+    ...options,
+    eachBatch: async (batch, member) => {
+      await options.eachBatch(batch, member);
+      commits.done(batch);
+    },
+    onJoin: () => signals.running(),
+    onFailure: (error) => signals.failed(error),
+  });
+  const start = async () => {
+    await consumer.start();
+    commits.start();
+  };
+  return { consumer, commits, start };
 }

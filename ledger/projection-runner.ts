@@ -3,7 +3,7 @@ import pg, { type ClientBase, type QueryResult } from 'pg';
 import type { EventCodec } from './event-codec.ts';
 import { GroupCommit } from './group-commit.ts';
 import { GroupConsumer, type FetchedBatch, type Kafka } from './kafka.ts';
-import { OFFSET_COMMIT_INTERVAL_MS, PeriodicCommit } from './periodic-commit.ts';
+import { periodicallyCommitting, type PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
 import { liveSchema, prepareProjectionSchema, projectionContext, type Projection } from './projection.ts';
@@ -136,9 +136,27 @@ export class ProjectionRunner {
     const groupId = projectionGroupId(namespace, { name: groupName(this.projections) }, generations.join('+'));
     // The checkpoints in Postgres are the projection's position (what it re-reads after a restart is skipped by
     // them); the group's offsets only shorten that re-read, so they are committed every few seconds, not per batch.
-    const commits = new PeriodicCommit(
-      (offsets) => consumer.commitOffsets(offsets),
-      OFFSET_COMMIT_INTERVAL_MS,
+    const { consumer, commits, start } = periodicallyCommitting(
+      kafka,
+      {
+        groupId,
+        topics: [...new Set(this.members.flatMap((member) => [...member.topics]))],
+        ...(kafka.instanceId ? { instanceId: kafka.instanceId } : {}),
+        eachBatch: async (batch) => {
+          this.lag.set(partitionKey(batch.topic, batch.partition), {
+            topic: batch.topic,
+            lag: Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)),
+          });
+          if (batch.messages.length > 0) await this.group.submit(batch);
+          // A batch of only transaction markers moves the checkpoint over them too, so an idle projection's checkpoint
+          // equals the end of the log and rebuilds can compare positions.
+          else
+            await this.advance(batch.topic, batch.partition, batch.lastOffset()).catch((error: unknown) =>
+              this.log.write('warn', 'advance', { err: errorField(error) }, 'could not advance the checkpoint over transaction markers'),
+            );
+        },
+      },
+      this.signals,
       (error) =>
         this.log.write(
           'warn',
@@ -147,31 +165,9 @@ export class ProjectionRunner {
           'group offsets not committed (the checkpoints are the position)',
         ),
     );
-    const consumer = new GroupConsumer(kafka, {
-      groupId,
-      topics: [...new Set(this.members.flatMap((member) => [...member.topics]))],
-      ...(kafka.instanceId ? { instanceId: kafka.instanceId } : {}),
-      eachBatch: async (batch) => {
-        this.lag.set(partitionKey(batch.topic, batch.partition), {
-          topic: batch.topic,
-          lag: Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)),
-        });
-        if (batch.messages.length > 0) await this.group.submit(batch);
-        // A batch of only transaction markers moves the checkpoint over them too, so an idle projection's checkpoint
-        // equals the end of the log and rebuilds can compare positions.
-        else
-          await this.advance(batch.topic, batch.partition, batch.lastOffset()).catch((error: unknown) =>
-            this.log.write('warn', 'advance', { err: errorField(error) }, 'could not advance the checkpoint over transaction markers'),
-          );
-        commits.done(batch);
-      },
-      onJoin: () => this.signals.running(),
-      onFailure: (error) => this.signals.failed(error),
-    });
     this.consumer = consumer;
     this.commits = commits;
-    await consumer.start();
-    commits.start();
+    await start();
   }
 
   async stop(): Promise<void> {
