@@ -62,7 +62,7 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
    * Reads the given state partitions up to their barriers (see `writeBarrier`): from the offset the store reflects, or
    * from the beginning when it holds nothing for the partition or more than the changelog does (a recreated topic).
    */
-  async restore(kafka: Kafka, barriers: Map<number, Barrier>, groupPrefix: string, cancelled?: AbortSignal): Promise<void> {
+  async restore(kafka: Kafka, barriers: Map<number, Barrier>, cancelled?: AbortSignal): Promise<void> {
     const from = new Map<number, string>();
     const ends = new Map<number, bigint>();
     for (const [partition, barrier] of barriers) {
@@ -83,7 +83,6 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
       kafka,
       this.topic.state,
       ids,
-      groupPrefix,
       (partition, key, value, offset) => {
         // A cancelled restore's part is stopping, and a new run may restore the same partitions: it writes nothing more.
         if (cancelled?.aborted) return;

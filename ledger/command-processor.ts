@@ -147,7 +147,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       tasks.map(({ partition }) => partition),
     );
     // Each changelog is read by a group of its own: side by side, a restore takes the longest read, not their sum.
-    await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, `${this.groupId}.restore`, cancelled)));
+    await Promise.all(writers.map((writer) => writer.restore(this.deps.kafka, barriers, cancelled)));
   }
 
   private async decideAndCommit(round: TaskBatch<PartitionTask>[], producer: TransactionalProducer, member: GroupMember): Promise<void> {

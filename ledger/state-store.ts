@@ -57,7 +57,6 @@ export async function readSnapshots(
   kafka: Kafka,
   topic: string,
   barriers: Map<number, string>,
-  _groupPrefix: string,
   onRecord: (partition: number, key: string, value: Buffer | null, offset: string) => void,
   from: Map<number, string> = new Map(),
   cancelled?: AbortSignal,

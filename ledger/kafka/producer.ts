@@ -85,11 +85,11 @@ export class RecordProducer {
     await this.client.metadata({ topics: [] });
   }
 
-  async send({ topic, messages }: { topic: string; messages: OutgoingRecord[]; acks?: number }): Promise<WrittenRecords[]> {
+  async send({ topic, messages }: { topic: string; messages: OutgoingRecord[] }): Promise<WrittenRecords[]> {
     return this.sendBatch({ topicMessages: [{ topic, messages }] });
   }
 
-  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[]; acks?: number }): Promise<WrittenRecords[]> {
+  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[] }): Promise<WrittenRecords[]> {
     const messages = toMessages(topicMessages);
     if (messages.length === 0) return [];
     return written(await this.client.send({ messages }));
@@ -138,11 +138,11 @@ export class TransactionalProducer extends RecordProducer {
 export class KafkaTransaction {
   constructor(private readonly transaction: ClientTransaction) {}
 
-  async send({ topic, messages }: { topic: string; messages: OutgoingRecord[]; acks?: number }): Promise<WrittenRecords[]> {
+  async send({ topic, messages }: { topic: string; messages: OutgoingRecord[] }): Promise<WrittenRecords[]> {
     return this.sendBatch({ topicMessages: [{ topic, messages }] });
   }
 
-  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[]; acks?: number }): Promise<WrittenRecords[]> {
+  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[] }): Promise<WrittenRecords[]> {
     const messages = toMessages(topicMessages);
     if (messages.length === 0) return [];
     return written(await this.transaction.send({ messages }));
