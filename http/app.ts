@@ -82,11 +82,17 @@ const apiScope = (api: FastifyInstance) => {
  */
 export type AppOptions = { config: Config; logger: Logger; ledger: LedgerFacade; metrics: LedgerMetrics };
 
+/** A number of hops trusts that many proxies in front of the service, whatever their addresses (as proxy-addr counts them). */
+const trustProxy = (setting: number | string): string | ((address: string, hop: number) => boolean) =>
+  typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+
 /** The HTTP edge over a ledger started elsewhere: closing the app stops taking requests and drains them, not the ledger. */
 export async function buildApp({ config, logger, ledger, metrics }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // Behind a load balancer every peer is the balancer: only a trusted one's X-Forwarded-For names the client.
+    ...(config.TRUST_PROXY === undefined ? {} : { trustProxy: trustProxy(config.TRUST_PROXY) }),
     // node answers an HTTP/1.1 request without a Host header 400 with an empty body; the hook below answers it instead.
     http: { requireHostHeader: false },
     genReqId: (request) => {

@@ -1,7 +1,42 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { defineSettings } from '../ledger/config.ts';
 
-/** The HTTP edge's settings: authentication, the body limit, the OAuth state's key. */
+/** proxy-addr's names for address ranges, as fastify's `trustProxy` takes them. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, a CIDR range or a named range (`loopback`…): what one entry of TRUST_PROXY may be. */
+const isProxyEntry = (entry: string): boolean => {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+};
+
+/**
+ * Which proxies' `X-Forwarded-For` names the client (its address keys the unverified webhook budget and is recorded as
+ * the actor's): a number of hops, or proxies' addresses, CIDR ranges and named ranges; unset, none (the socket's peer).
+ */
+export const trustProxySetting = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value, ctx): number | string | undefined => {
+    if (!value) return undefined;
+    if (/^\d+$/.test(value) && Number(value) >= 1) return Number(value);
+    const entries = value.split(',').map((entry) => entry.trim());
+    if (entries.every(isProxyEntry)) return entries.join(',');
+    ctx.addIssue({
+      code: 'custom',
+      message: 'a number of hops, or addresses, CIDR ranges and loopback/linklocal/uniquelocal, comma-separated',
+    });
+    return z.NEVER;
+  });
+
+/** The HTTP edge's settings: authentication, the body limit, the proxies it trusts, the OAuth state's key. */
 export const httpSettings = defineSettings(
   {
     AUTH_JWKS_URL: z.string().url().optional(),
@@ -13,6 +48,7 @@ export const httpSettings = defineSettings(
       .int()
       .positive()
       .default(1024 * 1024),
+    TRUST_PROXY: trustProxySetting,
     /** Signs the OAuth `state`; a random one per process when unset (states then do not survive a restart). */
     INTEGRATION_STATE_SECRET: z.string().min(16).optional(),
   },

@@ -73,7 +73,10 @@ describe('bulk jobs across a crash', () => {
       .map((e) => ({ ...(e.data as { firstIndex: number; count: number }), at: `${e.position.partition}@${e.position.offset}` }));
     // Each slice's first item and where it was read, so that a missing or repeated slice names itself.
     const covered = slices.map(({ firstIndex, count, at }) => `${firstIndex}+${count} (${at})`);
-    expect(slices.reduce((sum, s) => sum + s.count, 0), covered.join(', ')).toBe(ITEMS);
+    expect(
+      slices.reduce((sum, s) => sum + s.count, 0),
+      covered.join(', '),
+    ).toBe(ITEMS);
     expect(new Set(slices.map((s) => s.firstIndex)).size, covered.join(', ')).toBe(slices.length);
     expect(jobEvents.filter((e) => e.type === 'BulkJobCompleted')).toHaveLength(1);
   });
