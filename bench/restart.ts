@@ -10,18 +10,21 @@ import { bulkImport, importItems, mb, memoryKb, rssSampler } from './seed.ts';
 import { stackCpuSources, untilReady } from './service-work.ts';
 
 /**
- * Issue 16's restart figure: a service holding N products (bulk-imported) is stopped with SIGTERM and started again,
- * timed until GET /health answers and until GET /health/ready (every processor has restored its partitions, every
+ * Issue 16's restart figure: a service holding N products (bulk-imported) is stopped (SIGTERM, and SIGKILL: issue 28)
+ * and started again, timed until GET /health answers, until its first product write is accepted (201) and until GET
+ * /health/ready (every processor has restored its partitions, every
  * consumer caught up), with the service's RSS before the stop, at ready and at its peak during the restore, and its CPU
  * for the restart; once with each state store (BENCH_RESTART_STORES, default `lmdb,memory`: the local LMDB store, which
  * reads only the changelogs' tail, and every snapshot in memory, read from the whole changelogs). Beside it, in the same
- * run, the least a whole read does: a bare kafkajs consumer in the bench process reading the product and
+ * run, the least a whole read does: a bare reader (the port's partition reader) in the bench process reading the product and
  * product-quality state changelogs to their ends and parsing every record.
  */
 const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_RESTART_PRODUCTS ?? 200_000);
 const ROUNDS = Number(process.env.BENCH_RESTART_ROUNDS ?? 2);
 const STORES = (process.env.BENCH_RESTART_STORES ?? 'lmdb,memory').split(',');
+/** How the service goes down: SIGTERM (a deploy) or SIGKILL (a crash: its groups' members and transactions left open). */
+const SIGNALS = (process.env.BENCH_RESTART_SIGNALS ?? 'SIGTERM,SIGKILL').split(',') as ('SIGTERM' | 'SIGKILL')[];
 /** VmRSS, and of it the anonymous memory (heaps) and the file pages mapped (the LMDB store's, reclaimable page cache). */
 const rssParts = (pid: number | undefined): string =>
   `${mb(memoryKb(pid))} (anonymous ${mb(memoryKb(pid, 'RssAnon'))}, file ${mb(memoryKb(pid, 'RssFile'))})`;
@@ -69,19 +72,30 @@ try {
   await sleep(5_000);
 
   const rows: string[] = [];
-  for (const [round, store] of STORES.flatMap((store) => Array.from({ length: ROUNDS }, () => store)).entries()) {
+  const plan = STORES.flatMap((store) => SIGNALS.flatMap((signal) => Array.from({ length: ROUNDS }, () => ({ store, signal }))));
+  for (const [round, { store, signal }] of plan.entries()) {
     // The next start's store (the same object is the running process's environment).
     service.env.STATE_STORE = store;
     const baseline = await readChangelogs();
     const rssBefore = memoryKb(service.pid());
-    await service.stop();
+    await (signal === 'SIGKILL' ? service.kill() : service.stop());
     const sampler = rssSampler(() => service.pid(), 100);
     const cpuBefore = readCpu(sources);
     const started = performance.now();
     await service.restart();
     const healthS = seconds(started);
+    const serving = performance.now();
+    // The first write after the new process serves: accepted once its processor decides it and the read model has it.
+    const write = await tenant.request('POST', '/api/v1/pim/products', {
+      title: `Restart write ${round}`,
+      sku: `RB-W-${round}-${Date.now()}`,
+      description: 'the first write after the restart',
+    });
+    if (write.status !== 201) throw new Error(`the first write after the restart answered ${write.status}`);
+    const writeS = seconds(serving);
     await untilReady(service.baseUrl, 900_000);
     const readyS = seconds(started);
+    const readyAfterServingS = seconds(serving);
     const cpuAfter = readCpu(sources);
     const kafkaMs = cpuBetween(cpuBefore, cpuAfter).kafka ?? 0;
     // A new process: all its CPU since it started is the restart's.
@@ -89,15 +103,15 @@ try {
     const peak = sampler.stop();
     const rssReady = rssParts(service.pid());
     rows.push(
-      `| ${round + 1} | ${store} | ${healthS} s | ${readyS} s | ${baseline.seconds.toFixed(1)} s (${baseline.records} records) | ${mb(rssBefore)} | ${rssReady} | ${mb(peak)} | ${(serviceMs / 1000).toFixed(1)} s · ${(kafkaMs / 1000).toFixed(1)} s |`,
+      `| ${round + 1} | ${store} | ${signal} | ${healthS} s | ${readyS} s (${readyAfterServingS} s after serving) | ${writeS} s | ${baseline.seconds.toFixed(1)} s (${baseline.records} records) | ${mb(rssBefore)} | ${rssReady} | ${mb(peak)} | ${(serviceMs / 1000).toFixed(1)} s · ${(kafkaMs / 1000).toFixed(1)} s |`,
     );
     await sleep(5_000);
   }
-  console.log(`\nRestart of a service holding ${N} products (SIGTERM, start again):`);
+  console.log(`\nRestart of a service holding ${N} products (stopped by the signal, started again):`);
   console.log(
-    '| round | state store | to /health | to /health/ready | baseline: bare consumer reads the product and quality state changelogs | RSS before the stop | RSS at ready | peak RSS during the restart | CPU service · Kafka |',
+    '| round | state store | signal | to /health | to /health/ready | first write accepted, after serving | baseline: bare consumer reads the product and quality state changelogs | RSS before the stop | RSS at ready | peak RSS during the restart | CPU service · Kafka |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
 } finally {
   await service.discard();
