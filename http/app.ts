@@ -168,7 +168,10 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
   await app.register(oauthReturnRoutes);
   // Platforms sign inbound webhooks with the connection owner's secret; the receiver is public and parses its own body.
   await app.register(webhookSecretsPlugin, { config, logger });
-  await app.register(webhookReceiverRoutes, { workspaceSecret: config.UNIFIED_WORKSPACE_SECRET });
+  await app.register(webhookReceiverRoutes, {
+    workspaceSecret: config.UNIFIED_WORKSPACE_SECRET,
+    recentDeliveries: config.WEBHOOK_RECENT_DELIVERIES,
+  });
   // Exports and catalog feeds; with the filesystem store their signed links are served here (the signature authorises).
   await app.register(objectStorePlugin, { config, logger });
   await app.register(fileRoutes);

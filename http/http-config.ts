@@ -49,6 +49,11 @@ export const httpSettings = defineSettings(
       .positive()
       .default(1024 * 1024),
     TRUST_PROXY: trustProxySetting,
+    /**
+     * Deliveries to POST /unified/webhook this instance has seen into the inbox, kept so that a redelivery of one is
+     * answered a duplicate without a command (the most recent kept; a redelivery of an older one goes to the inbox).
+     */
+    WEBHOOK_RECENT_DELIVERIES: z.coerce.number().int().min(1).default(50_000),
     /** Signs the OAuth `state`; a random one per process when unset (states then do not survive a restart). */
     INTEGRATION_STATE_SECRET: z.string().min(16).optional(),
   },

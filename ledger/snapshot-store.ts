@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { LedgerConfig } from './config.ts';
+import { RecentlyUsed } from './recently-used.ts';
 import type { Snapshot } from './state-store.ts';
 
 /** A changelog record as kept: the aggregate's id, its JSON value (null: a tombstone) and, when at hand, the parsed snapshot. */
@@ -56,34 +57,6 @@ export class MemorySnapshots<S> implements SnapshotKeeper<S> {
 /** Address space, not memory: the file grows with what it holds. */
 const MAP_BYTES = 256 * 1024 ** 3;
 
-/** A least-recently-used map of parsed snapshots in front of the store. */
-class RecentSnapshots<S> {
-  private readonly entries = new Map<string, Snapshot<S>>();
-
-  constructor(private readonly limit: number) {}
-
-  get(key: string): Snapshot<S> | undefined {
-    const found = this.entries.get(key);
-    if (found) {
-      this.entries.delete(key);
-      this.entries.set(key, found);
-    }
-    return found;
-  }
-
-  /** Without a snapshot: the key is only forgotten (its parsed form is not at hand). */
-  set(key: string, snapshot: Snapshot<S> | undefined): void {
-    this.entries.delete(key);
-    if (!snapshot) return;
-    this.entries.set(key, snapshot);
-    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as string);
-  }
-
-  dropPartition(prefix: string): void {
-    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
-  }
-}
-
 /**
  * One process's local state store (LMDB): per state changelog and partition, the latest snapshot of each aggregate as
  * its JSON record, and the changelog offset the partition reflects, written in one LMDB transaction, so the store is
@@ -111,7 +84,8 @@ export class StateStore {
   /** The snapshots of one state changelog topic. */
   keeper<S>(topic: string): SnapshotKeeper<S> {
     const { snapshots, positions } = this;
-    const recent = new RecentSnapshots<S>(this.cacheSize);
+    // Parsed snapshots in front of the store, the most recently used kept.
+    const recent = new RecentlyUsed<Snapshot<S>>(this.cacheSize);
     const cacheKey = (partition: number, aggregateId: string) => `${partition}/${aggregateId}`;
     return {
       get(partition, aggregateId) {
@@ -129,7 +103,9 @@ export class StateStore {
           for (const [aggregateId, value, snapshot] of records) {
             if (value) snapshots.putSync([topic, partition, aggregateId], value);
             else snapshots.removeSync([topic, partition, aggregateId]);
-            recent.set(cacheKey(partition, aggregateId), snapshot);
+            // Without a parsed snapshot at hand the key is only forgotten.
+            if (snapshot) recent.set(cacheKey(partition, aggregateId), snapshot);
+            else recent.delete(cacheKey(partition, aggregateId));
           }
           if (next !== undefined) positions.putSync([topic, partition], next.toString());
         });
@@ -143,10 +119,10 @@ export class StateStore {
           positions.removeSync([topic, partition]);
           for (const key of snapshots.getKeys({ start: [topic, partition], end: [topic, partition + 1] })) snapshots.removeSync(key);
         });
-        recent.dropPartition(`${partition}/`);
+        recent.deletePrefixed(`${partition}/`);
       },
       release(partition) {
-        recent.dropPartition(`${partition}/`);
+        recent.deletePrefixed(`${partition}/`);
       },
     };
   }

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { inboxAggregate, inboxIdOf } from '../../commands/integrations/inbox.ts';
 import { ConflictError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
+import { RecentlyUsed } from '../../ledger/recently-used.ts';
 import { findConnectionByUnifiedId } from '../../projections/integrations/connections-queries.ts';
 import { UnauthorizedError } from '../errors.ts';
 import { tooDeepBody } from '../json-depth.ts';
@@ -120,7 +121,7 @@ const matches = (secret: string, raw: Buffer, given: Buffer): boolean =>
  */
 export async function webhookReceiverRoutes(
   fastify: FastifyInstance,
-  { workspaceSecret }: { workspaceSecret: string | undefined },
+  { workspaceSecret, recentDeliveries }: { workspaceSecret: string | undefined; recentDeliveries: number },
 ): Promise<void> {
   // The signature covers the exact bytes, so this context keeps them: its only parser is JSON as a Buffer.
   fastify.removeAllContentTypeParsers();
@@ -131,6 +132,8 @@ export async function webhookReceiverRoutes(
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { db, execute } = app.ledger;
   const secrets = app.webhookSecrets;
+  /** Deliveries this instance has seen into the inbox (committed), by connection: their redeliveries need no command. */
+  const seen = new RecentlyUsed<true>(recentDeliveries);
 
   /** Appends one delivery to the inbox, once committed to Kafka; false when the inbox had it already. */
   async function receive(
@@ -139,6 +142,9 @@ export async function webhookReceiverRoutes(
     delivery: { event: string; externalId: string | null; deliveryId: string; payload: string },
   ): Promise<boolean> {
     const { event, externalId, deliveryId, payload } = delivery;
+    const key = `${connection.id}/${deliveryId}`;
+    // The inbox has it (this instance saw it committed): the inbox would answer the same, after a round through Kafka.
+    if (seen.get(key)) return false;
     const data = {
       inboxId: inboxIdOf(connection.id, externalId, deliveryId),
       deliveryId,
@@ -149,6 +155,7 @@ export async function webhookReceiverRoutes(
     };
     const command = { type: 'ReceiveWebhook' as const, data: { ...data, unifiedConnectionId: connection.unified_connection_id } };
     const executed = await execute(request, inboxAggregate, command, undefined, { until: 'committed' });
+    seen.set(key, true);
     return executed.positions.length > 0;
   }
 

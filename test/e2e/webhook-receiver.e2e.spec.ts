@@ -1,7 +1,9 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { inboxAggregate, type WebhookReceived } from '../../commands/integrations/inbox.ts';
+import { quietKafka, readToEnd } from '../../ledger/kafka.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
+import { namespaced } from '../../ledger/topics.ts';
 import { send, type ApiResponse, type Tenant } from '../support/client.ts';
 import { readEvents } from '../support/event-log.ts';
 import { connect, useStandIn } from '../support/integrations.ts';
@@ -322,6 +324,21 @@ describe('redeliveries', () => {
     const deliveryId = (raw: string) => createHash('sha256').update(raw).digest('hex');
     expect(events.filter((e) => e.data.deliveryId === deliveryId(sequential))).toHaveLength(1);
     expect(events.filter((e) => e.data.deliveryId === deliveryId(concurrent))).toHaveLength(1);
+  });
+
+  it('a redelivery this instance has seen into the inbox is answered without a command', async () => {
+    const raw = envelope(connection.unified, { id: randomUUID(), n: 3 });
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await deliver(raw, sign(secret, raw))).body);
+    expect(answers.map((a) => a.duplicate)).toEqual([false, true, true]);
+    // Each answer came after its command (if any) was committed: the commands topic holds them all by now.
+    const deliveryId = createHash('sha256').update(raw).digest('hex');
+    const commands: string[] = [];
+    const topic = namespaced(ctx.service.namespace, inboxAggregate.commands.name);
+    await readToEnd(quietKafka(inject('stack').kafkaBrokers, 'webhook-test'), topic, (batch) =>
+      commands.push(...batch.messages.map((m) => m.value?.toString() ?? '')),
+    );
+    expect(commands.filter((command) => command.includes(deliveryId))).toHaveLength(1);
   });
 
   it('deliveries about the same data.id land on one partition, in order', async () => {
