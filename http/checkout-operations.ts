@@ -58,7 +58,8 @@ export const shippingOptions = (settings: CatalogFeedSettings | null, currency: 
 
 const OPEN = new Set(['not_ready_for_payment', 'ready_for_payment']);
 
-export function checkoutOperations(ledger: LedgerFacade) {
+/** `channel`: the protocol the agent speaks, the order's sales channel and platform (`acp`, `ucp`). */
+export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp') {
   const { db, execute, awaitOutcome } = ledger;
 
   const settingsOf = async (scope: Scope) => feedSettingsOf(await findCatalogFeed(db, scope));
@@ -263,8 +264,8 @@ export function checkoutOperations(ledger: LedgerFacade) {
       requestHash: createHash('sha256').update(orderKey).digest('hex'),
       currency: started.cart.currency,
       customerId: null,
-      salesChannel: 'acp',
-      platform: 'acp',
+      salesChannel: channel,
+      platform: channel,
       paymentProvider: payment.provider,
       paymentTransactionId: payment.transactionId,
       tags: [`checkout_session:${started.id}`],

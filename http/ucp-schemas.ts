@@ -80,7 +80,7 @@ export const completeCheckoutBody = z.looseObject({
   attribution: z.unknown().optional(),
 });
 /** UCP's cancel has no request body; an empty object, as its examples send, is taken too. */
-export const cancelCheckoutBody = z.looseObject({}).optional();
+export const cancelCheckoutBody = z.looseObject({});
 
 export type UcpLineItemRequest = z.infer<typeof lineItemRequest>;
 export type UcpFulfillmentRequest = z.infer<typeof fulfillmentRequest>;

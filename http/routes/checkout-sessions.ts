@@ -39,7 +39,7 @@ const itemPath = (index: number) => `$.line_items[${index}].id`;
 
 export default async function checkoutSessionRoutes(fastify: FastifyInstance, { publicBaseUrl }: CheckoutRoutesOptions): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const checkout = checkoutOperations(app.ledger);
+  const checkout = checkoutOperations(app.ledger, 'acp');
   const { readSession, settingsOf } = checkout;
   const tags = ['agentic checkout (ACP)'];
   // Documented by the protocol's own OpenAPI (test/fixtures/acp), whose error objects they answer, not by ours.

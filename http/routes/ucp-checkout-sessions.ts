@@ -8,7 +8,7 @@ import type { CheckoutSessionRow } from '../../projections/checkout/checkout-que
 import { checkoutOperations, idempotencyKeyOf, idempotent } from '../checkout-operations.ts';
 import { CheckoutRefused } from '../checkout-refused.ts';
 import { ucpFulfillmentOf, ucpItemPath, ucpItemsOf, ucpPaymentOf, UCP_OPTION_PATH } from '../ucp-checkout-request.ts';
-import { ucpMessageOf, type UcpMessageError } from '../ucp-edge.ts';
+import { ucpMessageOf, UcpProtocolError, type UcpMessageError } from '../ucp-edge.ts';
 import {
   cancelCheckoutBody,
   completeCheckoutBody,
@@ -39,7 +39,7 @@ export default async function ucpCheckoutSessionRoutes(
   { publicBaseUrl }: UcpCheckoutRoutesOptions,
 ): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const checkout = checkoutOperations(app.ledger);
+  const checkout = checkoutOperations(app.ledger, 'ucp');
   const { readSession, settingsOf } = checkout;
   const tags = ['agentic checkout (UCP)'];
   // Documented by the protocol's own OpenAPI (test/fixtures/ucp/services), whose bodies and errors they answer.
@@ -161,11 +161,13 @@ export default async function ucpCheckoutSessionRoutes(
       summary: 'UCP: cancel a checkout session',
       headers: ucpWriteHeaders,
       params: sessionParams,
-      body: cancelCheckoutBody,
+      description: 'UCP defines no body; an empty object, as its examples send, is taken too, so the handler checks it.',
       response: ucpResponses(200),
     },
     handler: async (request) => {
       const scope = request.principal;
+      if (!cancelCheckoutBody.safeParse(request.body ?? {}).success)
+        throw new UcpProtocolError(400, 'invalid_request', 'the body of a cancel, when there is one, must be a JSON object');
       const row = await readSession(scope, request.params.id);
       return answer(scope, await checkout.cancel(request, row, idempotent(request, 'ucp-cancel')));
     },
