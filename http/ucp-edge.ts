@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { acpCredentialsOf, sameText } from '../commands/acp/acp-credentials.ts';
+import { signResponse } from '../commands/acp/ucp-message-signature.ts';
+import { ucpSigningKeyOf } from '../commands/acp/ucp-signing-key.ts';
 import { uuidv5 } from '../ledger/uuid-v5.ts';
 import { findWebhookSecret, versionsInForce } from '../projections/integrations/webhook-secrets-queries.ts';
 import { CheckoutRefused } from './checkout-refused.ts';
@@ -105,16 +107,21 @@ export function platformProfileOf(value: string | undefined): string | undefined
   return undefined;
 }
 
-/** The tenant's API keys in force: the current version's, and the previous one's during its grace. */
-async function apiKeysOf(app: FastifyInstance, key: string, tenantId: string, orgId: string): Promise<string[]> {
+/** The tenant's secret versions in force, the current first (the previous one's during its grace), with their API keys. */
+async function apiKeysOf(app: FastifyInstance, key: string, tenantId: string, orgId: string) {
   const { current, previous } = versionsInForce(await findWebhookSecret(app.ledger.db, { tenantId, orgId }), Date.now());
-  return [current, ...(previous ? [previous.version] : [])].map((version) => acpCredentialsOf(key, tenantId, orgId, version).apiKey);
+  return [current, ...(previous ? [previous.version] : [])].map((version) => ({
+    version,
+    apiKey: acpCredentialsOf(key, tenantId, orgId, version).apiKey,
+  }));
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The platform's profile URL its `UCP-Agent` header gave. */
     ucpPlatformProfile?: string;
+    /** The tenant's current secret version: its UCP signing key signs the answer. */
+    ucpSigningVersion?: number;
   }
 }
 
@@ -138,9 +145,11 @@ export function ucpScope(app: FastifyInstance, key: string): void {
     if (!apiKey) throw new UcpProtocolError(401, 'unauthorized', 'an X-API-Key is required');
     const tenant = (tenantId as string).toLowerCase();
     const org = (orgId as string).toLowerCase();
+    const versions = await apiKeysOf(app, key, tenant, org);
     // Another tenant's key, or none of this one's: the same answer, so a key tells nothing of other tenants.
-    if (!(await apiKeysOf(app, key, tenant, org)).some((candidate) => sameText(candidate, apiKey)))
+    if (!versions.some((candidate) => sameText(candidate.apiKey, apiKey)))
       throw new UcpProtocolError(401, 'unauthorized', 'the API key is not valid for this merchant');
+    request.ucpSigningVersion = versions[0]?.version;
     const profile = platformProfileOf(header(request, 'ucp-agent'));
     if (!profile)
       throw new UcpProtocolError(400, 'invalid_profile_url', 'the UCP-Agent header must be profile="<https URL of the platform profile>"');
@@ -155,4 +164,18 @@ export function ucpScope(app: FastifyInstance, key: string): void {
 
   // The tenant's admission and budgets, as everywhere under /api, once its key has named it (a 429 is a protocol error).
   app.addHook('onRequest', app.rateLimits.admitTenant);
+
+  // Every 2xx answer signed with the tenant's key (UCP recommends it for completions, allows it for the rest), over the
+  // bytes as they leave: a platform verifies it with the key of that kid in the tenant's profile.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const version = request.ucpSigningVersion;
+    if (version === undefined || reply.statusCode < 200 || reply.statusCode >= 300 || typeof payload !== 'string') return payload;
+    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+    const signingKey = ucpSigningKeyOf(key, request.principal.tenantId, request.principal.orgId, version);
+    reply.headers({
+      'content-type': contentType,
+      ...signResponse(signingKey, reply.statusCode, payload, contentType, Math.floor(Date.now() / 1000)),
+    });
+    return payload;
+  });
 }

@@ -9,6 +9,7 @@ import { SELLER_PAGES } from '../support/feed-settings.ts';
 import { stockLevel } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 import { ucpPlatform } from '../support/ucp-platform.ts';
+import { ucpResponseSignatureProblems } from '../support/ucp-signatures.ts';
 import type { Tenant } from '../support/client.ts';
 
 /**
@@ -56,7 +57,7 @@ describe('UCP checkout over REST (2026-04-08)', () => {
     const [cupItem, potItem] = [itemOf(cup.productId), itemOf(pot.productId)];
     expect([cupItem, potItem]).toEqual([cup.variantId, pot.variantId]);
 
-    const { checkout, platform } = await platformOf(tenant);
+    const { checkout, platform, profile } = await platformOf(tenant);
     const created = ok(
       await platform.create({
         line_items: [
@@ -139,6 +140,8 @@ describe('UCP checkout over REST (2026-04-08)', () => {
     const sequential = [];
     for (let i = 0; i < 3; i++) sequential.push(await platform.complete(created.id, body, { idempotencyKey: key }));
     const answers = [...concurrent, ...sequential].map((answer) => ok(answer, 200));
+    // Each completion answer is signed by the tenant: it verifies with the key its profile publishes under that kid.
+    for (const answer of [...concurrent, ...sequential]) expect(ucpResponseSignatureProblems(answer, profile.signing_keys)).toEqual([]);
     const orderId = answers[0].order.id as string;
     for (const answer of answers)
       expect(answer).toMatchObject({ status: 'completed', order: { id: orderId, permalink_url: expect.any(String) } });

@@ -15,7 +15,8 @@ import {
  * before it is sent; every answer after: a 2xx the OpenAPI declares for the operation, its body a checkout or an
  * `error_response`, or else a protocol error `{code, content}`.
  */
-export type UcpAnswer = { status: number; body: any; headers: Headers };
+/** `raw`: the body as received, which the business's signature covers. */
+export type UcpAnswer = { status: number; body: any; headers: Headers; raw: string };
 export type UcpOptions = {
   idempotencyKey?: string;
   headers?: Record<string, string>;
@@ -52,7 +53,7 @@ export function ucpPlatform(endpoint: string, apiKey: string) {
       body: raw || undefined,
     });
     const text = await response.text();
-    const answer = { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
+    const answer = { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers, raw: text };
     const at = `${method} ${path} → ${answer.status} ${text.slice(0, 500)}`;
     if (answer.status < 300) {
       expect(ucpDeclaresStatus(method, openapiPath, answer.status), at).toBe(true);

@@ -4,10 +4,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acpCredentialsOf } from '../../commands/acp/acp-credentials.ts';
 import { cartProblems, cartTotals, type Cart } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
+import { ucpSigningKeyOf } from '../../commands/acp/ucp-signing-key.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../../commands/integrations/webhook-secret.ts';
 import { ConflictError } from '../../ledger/errors.ts';
 import { FakeLedger, type SentCommand } from '../support/fake-ledger.ts';
 import { routeApp } from '../support/route-app.ts';
+import { ucpResponseSignatureProblems } from '../support/ucp-signatures.ts';
 import {
   ucpDeclaresStatus,
   ucpProtocolErrorProblems,
@@ -123,6 +125,23 @@ describe('UCP checkout routes', () => {
       '$.fulfillment.methods[0].destinations',
       '$.fulfillment.methods[0].groups[0].selected_option_id',
     ]);
+  });
+
+  it("signs the answer with the tenant's key (RFC 9421 over status, Content-Digest and Content-Type): it verifies, a changed byte does not", async () => {
+    const response = await platform('POST', '/checkout-sessions', createBody);
+    expect(response.statusCode).toBe(201);
+    const answer = { status: response.statusCode, headers: new Headers(response.headers as Record<string, string>), raw: response.body };
+    const published = [ucpSigningKeyOf(DEVELOPMENT_WEBHOOK_SECRET_KEY, tenantId, orgId, 0).publicJwk];
+    expect(answer.headers.get('signature-input')).toMatch(
+      /^sig1=\("@status" "content-digest" "content-type"\);created=\d+;keyid="[\w-]+"$/,
+    );
+    expect(ucpResponseSignatureProblems(answer, published)).toEqual([]);
+    expect(ucpResponseSignatureProblems({ ...answer, raw: answer.raw.replace('incomplete', 'completed!') }, published)).toContain(
+      'digest_mismatch: Content-Digest is not the body’s',
+    );
+    expect(ucpResponseSignatureProblems({ ...answer, status: 200 }, published)).toEqual(['signature_invalid']);
+    const another = [ucpSigningKeyOf(DEVELOPMENT_WEBHOOK_SECRET_KEY, otherTenant, orgId, 0).publicJwk];
+    expect(ucpResponseSignatureProblems(answer, another)[0]).toMatch(/^key_not_found/);
   });
 
   it("answers an item that is not for sale as a business outcome: the create's 201, an error_response naming it, nothing sent", async () => {
