@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { acpCredentialsOf, requestSignature, sameText, SIGNATURE_SKEW_MS, type AcpCredentials } from '../commands/acp/acp-credentials.ts';
 import { uuidv5 } from '../ledger/uuid-v5.ts';
 import { findWebhookSecret, versionsInForce } from '../projections/integrations/webhook-secrets-queries.ts';
+import { CheckoutRefused } from './checkout-refused.ts';
 import { getHttpResponseFromError } from './errors.ts';
 import { tooDeepBody } from './json-depth.ts';
 
@@ -13,17 +14,8 @@ import { tooDeepBody } from './json-depth.ts';
  */
 export const ACP_API_VERSIONS = ['2026-04-17'] as const;
 
-export class AcpError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-    readonly param?: string,
-    readonly type: 'invalid_request' | 'processing_error' | 'service_unavailable' = 'invalid_request',
-  ) {
-    super(message);
-  }
-}
+/** A refusal in ACP's terms; the checkout operations' own refusals (http/checkout-refused.ts) are answered alike. */
+export class AcpError extends CheckoutRefused {}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +53,7 @@ const useRawJsonBodies = (app: FastifyInstance) => {
 
 /** The ACP `Error` for anything a route or a hook threw. */
 export function acpErrorOf(error: unknown): { statusCode: number; body: Record<string, string>; headers?: Record<string, string> } {
-  if (error instanceof AcpError) {
+  if (error instanceof CheckoutRefused) {
     const { statusCode, type, code, message, param } = error;
     return { statusCode, body: { type, code, message, ...(param ? { param } : {}) } };
   }

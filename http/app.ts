@@ -40,8 +40,10 @@ import validationRoutes from './routes/validation.ts';
 import agentCheckoutRoutes from './routes/agent-checkout.ts';
 import checkoutSessionRoutes from './routes/checkout-sessions.ts';
 import ucpProfileRoutes from './routes/ucp-profile.ts';
+import ucpCheckoutSessionRoutes from './routes/ucp-checkout-sessions.ts';
 import merchantCheckoutSessionRoutes from './routes/merchant-checkout-sessions.ts';
 import { acpScope } from './acp-edge.ts';
+import { ucpScope } from './ucp-edge.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook-secret.ts';
 
 /** Every response names its request: the client's `X-Correlation-ID` when it gave a usable one, else a generated UUID. */
@@ -234,6 +236,14 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
       await acp.register(checkoutSessionRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
     },
     { prefix: '/api/v1/ucp/acp/:tenant_id/:org_id' },
+  );
+  // UCP's checkout over REST, the same sessions: platforms authenticate with the tenant's API key (http/ucp-edge.ts).
+  await app.register(
+    async (ucp) => {
+      ucpScope(ucp, acpKey);
+      await ucp.register(ucpCheckoutSessionRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
+    },
+    { prefix: '/api/v1/ucp/shopping/:tenant_id/:org_id' },
   );
   // The tenant's UCP business profile: public, as UCP's discovery wants (http/routes/ucp-profile.ts).
   await app.register(ucpProfileRoutes, { key: acpKey, publicBaseUrl: config.PUBLIC_BASE_URL });

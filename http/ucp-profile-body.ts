@@ -2,10 +2,10 @@ import type { UcpPublicKey } from '../commands/acp/ucp-signing-key.ts';
 import { ACP_API_VERSIONS } from './acp-edge.ts';
 
 /**
- * A tenant's UCP business profile (UCP 2026-04-08, `/.well-known/ucp`): `{ucp, signing_keys}`. Its one service and
- * capability are the checkout we serve, ACP's Agentic Checkout at the tenant's ACP address, named in ACP's own
- * namespace: UCP's `dev.ucp.shopping` REST binding (`/checkout-sessions`, UCP bodies) is not what those routes speak,
- * and UCP's negotiation is opt-in, so a platform that speaks only UCP's binding finds nothing it could misuse.
+ * A tenant's UCP business profile (UCP 2026-04-08, `/.well-known/ucp`): `{ucp, signing_keys}`. It declares the two
+ * checkouts we serve over the same sessions: UCP's own (`dev.ucp.shopping` over REST at the tenant's UCP base, with
+ * the checkout capability and its fulfillment extension) and ACP's Agentic Checkout at the tenant's ACP address, named
+ * in ACP's own namespace; and the one payment handler both take, the delegated token.
  */
 export const UCP_VERSION = '2026-04-08';
 /** UCP names a capability by its governing domain; ACP's specification is published at agenticcommerce.dev. */
@@ -14,34 +14,73 @@ export const ACP_CHECKOUT_SPEC = 'https://www.agenticcommerce.dev/docs/reference
 export const ACP_PAYMENTS_SPEC = 'https://www.agenticcommerce.dev/docs/reference/payments';
 /** ACP's reverse-DNS name for a tokenized card handler (openapi.agentic_checkout.yaml, `PaymentHandler.name`). */
 export const TOKENIZED_CARD_HANDLER = 'dev.acp.tokenized.card';
+/** The handler's id in a profile and in a checkout's `payment.instruments[].handler_id`. */
+export const TOKENIZED_CARD_HANDLER_ID = 'card_tokenized';
+
+/** UCP's shopping service and the capabilities we serve of it, with the URLs UCP publishes for them. */
+export const UCP_SHOPPING = 'dev.ucp.shopping';
+export const UCP_CHECKOUT = 'dev.ucp.shopping.checkout';
+export const UCP_FULFILLMENT = 'dev.ucp.shopping.fulfillment';
+const ucpDoc = (path: string) => `https://ucp.dev/${UCP_VERSION}/${path}`;
 
 /** Where a tenant's profile is served (http/routes/ucp-profile.ts). */
 export const ucpProfilePath = (tenantId: string, orgId: string) => `/api/v1/ucp/merchants/${tenantId}/${orgId}/.well-known/ucp`;
+/** The tenant's `dev.ucp.shopping` REST endpoint: UCP's operations are relative to it (`/checkout-sessions`, …). */
+export const ucpShoppingPath = (tenantId: string, orgId: string) => `/api/v1/ucp/shopping/${tenantId}/${orgId}`;
+
+/** The payment handlers a profile declares and a UCP checkout names (`ucp.payment_handlers`). */
+export const paymentHandlers = () => ({
+  // Delegated payment: the token is recorded on the order for the merchant's PSP; this service captures nothing.
+  [TOKENIZED_CARD_HANDLER]: [
+    {
+      id: TOKENIZED_CARD_HANDLER_ID,
+      version: ACP_API_VERSIONS[0],
+      available_instruments: [{ type: 'card' }],
+      config: { delegated_payment: true, captures_payment: false },
+    },
+  ],
+});
+
+/** The capabilities a UCP checkout answers under: checkout and its fulfillment extension, at the profile's version. */
+export const checkoutCapabilities = () => ({
+  [UCP_CHECKOUT]: [{ version: UCP_VERSION }],
+  [UCP_FULFILLMENT]: [{ version: UCP_VERSION, extends: UCP_CHECKOUT }],
+});
 
 export type UcpProfile = ReturnType<typeof ucpProfileBody>;
 
-export function ucpProfileBody(acpBaseUrl: string, signingKeys: UcpPublicKey[]) {
+export function ucpProfileBody(endpoints: { acp: string; ucp: string }, signingKeys: UcpPublicKey[]) {
   const acpVersion = ACP_API_VERSIONS[0];
   return {
     ucp: {
       version: UCP_VERSION,
       services: {
-        [ACP_NAMESPACE]: [{ version: acpVersion, spec: ACP_CHECKOUT_SPEC, transport: 'rest' as const, endpoint: acpBaseUrl }],
-      },
-      capabilities: {
-        [`${ACP_NAMESPACE}.checkout`]: [{ version: acpVersion, spec: ACP_CHECKOUT_SPEC }],
-      },
-      payment_handlers: {
-        // Delegated payment: the token is recorded on the order for the merchant's PSP; this service captures nothing.
-        [TOKENIZED_CARD_HANDLER]: [
+        [UCP_SHOPPING]: [
           {
-            id: 'card_tokenized',
-            version: acpVersion,
-            available_instruments: [{ type: 'card' }],
-            config: { delegated_payment: true, captures_payment: false },
+            version: UCP_VERSION,
+            spec: ucpDoc('specification/overview'),
+            transport: 'rest' as const,
+            endpoint: endpoints.ucp,
+            schema: ucpDoc('services/shopping/rest.openapi.json'),
           },
         ],
+        [ACP_NAMESPACE]: [{ version: acpVersion, spec: ACP_CHECKOUT_SPEC, transport: 'rest' as const, endpoint: endpoints.acp }],
       },
+      capabilities: {
+        [UCP_CHECKOUT]: [
+          { version: UCP_VERSION, spec: ucpDoc('specification/checkout'), schema: ucpDoc('schemas/shopping/checkout.json') },
+        ],
+        [UCP_FULFILLMENT]: [
+          {
+            version: UCP_VERSION,
+            spec: ucpDoc('specification/fulfillment'),
+            schema: ucpDoc('schemas/shopping/fulfillment.json'),
+            extends: UCP_CHECKOUT,
+          },
+        ],
+        [`${ACP_NAMESPACE}.checkout`]: [{ version: acpVersion, spec: ACP_CHECKOUT_SPEC }],
+      },
+      payment_handlers: paymentHandlers(),
     },
     signing_keys: signingKeys,
   };

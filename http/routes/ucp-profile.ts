@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ucpSigningKeyOf } from '../../commands/acp/ucp-signing-key.ts';
 import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
 import { errorBody } from '../schemas.ts';
-import { ucpProfileBody } from '../ucp-profile-body.ts';
+import { ucpProfileBody, ucpShoppingPath } from '../ucp-profile-body.ts';
 import { acpBasePath } from './agent-checkout.ts';
 
 /**
@@ -15,7 +15,7 @@ import { acpBasePath } from './agent-checkout.ts';
 export type UcpProfileOptions = { key: string; publicBaseUrl: string };
 
 const versionDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
-const entity = { version: versionDate, spec: z.url().optional() };
+const entity = { version: versionDate, spec: z.url().optional(), schema: z.url().optional() };
 const publicKey = z.object({
   kid: z.string(),
   kty: z.literal('EC'),
@@ -30,7 +30,7 @@ const profile = z
     ucp: z.object({
       version: versionDate,
       services: z.record(z.string(), z.array(z.object({ ...entity, transport: z.literal('rest'), endpoint: z.url() }))),
-      capabilities: z.record(z.string(), z.array(z.object(entity))),
+      capabilities: z.record(z.string(), z.array(z.object({ ...entity, extends: z.string().optional() }))),
       payment_handlers: z.record(
         z.string(),
         z.array(
@@ -54,7 +54,7 @@ export default async function ucpProfileRoutes(fastify: FastifyInstance, { key, 
       tags: ['agentic checkout (ACP)'],
       // Public: an agent reads it before it holds any credential.
       security: [],
-      summary: "A tenant's UCP business profile: its ACP checkout, the delegated payment it records, its signing keys",
+      summary: "A tenant's UCP business profile: its UCP and ACP checkouts, the delegated payment they record, its signing keys",
       params: z.object({ tenant_id: z.guid(), org_id: z.guid() }),
       // A closed query, as on every /api route (http/app.ts).
       querystring: z.object({}).strict(),
@@ -66,8 +66,11 @@ export default async function ucpProfileRoutes(fastify: FastifyInstance, { key, 
       const { current, previous } = versionsInForce(await findWebhookSecret(app.ledger.db, { tenantId, orgId }), Date.now());
       const versions = [current, ...(previous ? [previous.version] : [])];
       const keys = versions.map((version) => ucpSigningKeyOf(key, tenantId, orgId, version).publicJwk);
-      const endpoint = new URL(acpBasePath(tenantId, orgId), publicBaseUrl).toString();
-      return reply.header('cache-control', 'public, max-age=300').send(ucpProfileBody(endpoint, keys));
+      const endpoints = {
+        acp: new URL(acpBasePath(tenantId, orgId), publicBaseUrl).toString(),
+        ucp: new URL(ucpShoppingPath(tenantId, orgId), publicBaseUrl).toString(),
+      };
+      return reply.header('cache-control', 'public, max-age=300').send(ucpProfileBody(endpoints, keys));
     },
   });
 }

@@ -11,11 +11,9 @@ import { readEvents } from '../support/event-log.ts';
 import { startHookReceiver } from '../support/notice-receivers.ts';
 import { eventually, stockLevel } from '../support/orders.ts';
 import { acpAgent, acpAgentCheckout } from '../support/acp-agent.ts';
-import { acpProductProblems } from '../support/acp-feed-schema.ts';
-import type { Tenant } from '../support/client.ts';
 import { SELLER_PAGES } from '../support/feed-settings.ts';
+import { configureFeed, feedLines, ok, ordersOfSession, stockedProduct, ucpProfile } from '../support/agentic-catalog.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
-import { ucpProfileProblems } from '../support/ucp-profile-schema.ts';
 
 const storageDir = mkdtempSync(path.join(tmpdir(), 'acp-store-'));
 const ctx = useServiceAndTenant({
@@ -24,76 +22,6 @@ const ctx = useServiceAndTenant({
 
 const address = { name: 'Ada Lovelace', line_one: '1 Rue de la Paix', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
 const payment = { handler_id: 'card_tokenized', instrument: { type: 'card', credential: { type: 'spt', token: `spt_${randomUUID()}` } } };
-
-const ok = <T>(response: { status: number; body: T }, status: number): T => {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  return response.body;
-};
-
-/** A product with one variant at `price` EUR and `available` units in a fresh location. */
-async function stockedProduct(tenant: Tenant, title: string, price: string, available: number) {
-  const product = ok(await tenant.request('POST', '/api/v1/pim/products', { title, description: `${title}, well made.` }), 201) as {
-    id: string;
-  };
-  const sku = `SKU-${randomUUID().slice(0, 8)}`;
-  const variant = ok(await tenant.request('POST', `/api/v1/pim/products/${product.id}/variants`, { sku, price, currency: 'EUR' }), 201) as {
-    id: string;
-  };
-  const location = ok(await tenant.request('POST', '/api/v1/oms/inventory/locations', { name: `Shelf ${sku}` }), 201) as { id: string };
-  ok(await tenant.request('PUT', `/api/v1/oms/inventory/levels/${variant.id}/${location.id}`, { available }), 200);
-  return { productId: product.id, variantId: variant.id, locationId: location.id };
-}
-
-async function configureFeed(tenant: Tenant) {
-  const body = {
-    seller_name: 'Acme Outdoor',
-    product_url_template: 'https://shop.example.com/products/{sku}',
-    seller_url: SELLER_PAGES.sellerUrl,
-    privacy_policy_url: SELLER_PAGES.privacyPolicyUrl,
-    terms_of_service_url: SELLER_PAGES.termsOfServiceUrl,
-    return_policy_url: SELLER_PAGES.returnPolicyUrl,
-    target_countries: ['FR'],
-    shipping: { price: '4.90', currency: 'EUR' },
-  };
-  ok(await tenant.request('PUT', '/api/v1/ucp/feed-settings', body), 200);
-}
-
-/** The feed's ACP lines once they list every product named, each line valid per ACP's feed schema. */
-async function feedLines(tenant: Tenant, productIds: string[]): Promise<Record<string, any>[]> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const redirect = await fetch(`${ctx.service.baseUrl}/api/v1/ucp/product-feed.jsonl`, { headers: tenant.headers, redirect: 'manual' });
-    const location = redirect.headers.get('location');
-    if (redirect.status === 302 && location) {
-      const lines = (await (await fetch(location)).text())
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, any>);
-      if (productIds.every((id) => lines.some((line) => line.id === id))) {
-        for (const line of lines) expect(acpProductProblems(line)).toEqual([]);
-        return lines;
-      }
-    }
-    if (Date.now() > deadline) throw new Error('the feed did not list the products');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** A tenant's UCP business profile as an agent reads it (public, no credentials), valid per UCP's published schemas. */
-async function ucpProfile(checkout: { ucp_profile_url: string }): Promise<Record<string, any>> {
-  const response = await fetch(checkout.ucp_profile_url);
-  expect(response.status).toBe(200);
-  const profile = (await response.json()) as Record<string, any>;
-  expect(ucpProfileProblems(profile)).toEqual([]);
-  return profile;
-}
-
-const ordersOfSession = async (tenant: Tenant, sessionId: string) => {
-  const page = ok(await tenant.request('GET', '/api/v1/oms/orders?limit=100'), 200) as {
-    data: { id: string; tags: string[]; status: string }[];
-  };
-  return page.data.filter((order) => order.tags.includes(`checkout_session:${sessionId}`));
-};
 
 let hooks: Awaited<ReturnType<typeof startHookReceiver>>;
 beforeAll(async () => {
@@ -113,7 +41,7 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     await configureFeed(tenant);
     const cup = await stockedProduct(tenant, 'Espresso cup', '12.50', 10);
     const pot = await stockedProduct(tenant, 'Moka pot', '30.00', 3);
-    const lines = await feedLines(tenant, [cup.productId, pot.productId]);
+    const lines = await feedLines(ctx.service.baseUrl, tenant, [cup.productId, pot.productId]);
     // The item ids an agent sends are the ids the feed's variants carry.
     const itemOf = (productId: string) => lines.find((line) => line.id === productId)?.variants[0].id as string;
     expect([itemOf(cup.productId), itemOf(pot.productId)]).toEqual([cup.variantId, pot.variantId]);

@@ -40,7 +40,7 @@ const profileOf = async (tenant: string, org = orgId) => {
 };
 
 describe('UCP business profile', () => {
-  it("is public, valid per UCP's published schema, and declares the tenant's ACP checkout, its delegated payment and its key", async () => {
+  it("is public, valid per UCP's published schema, and declares the tenant's UCP and ACP checkouts, its delegated payment and its key", async () => {
     const response = await app.inject({ method: 'GET', url: profilePath(tenantId, orgId) });
     expect(response.statusCode).toBe(200);
     expect(response.headers['cache-control']).toBe('public, max-age=300');
@@ -49,16 +49,40 @@ describe('UCP business profile', () => {
     expect(profile.ucp).toMatchObject({
       version: '2026-04-08',
       services: {
+        'dev.ucp.shopping': [
+          {
+            version: '2026-04-08',
+            transport: 'rest',
+            endpoint: `${publicBaseUrl}/api/v1/ucp/shopping/${tenantId}/${orgId}`,
+            spec: 'https://ucp.dev/2026-04-08/specification/overview',
+            schema: 'https://ucp.dev/2026-04-08/services/shopping/rest.openapi.json',
+          },
+        ],
         'dev.agenticcommerce': [
           { version: '2026-04-17', transport: 'rest', endpoint: `${publicBaseUrl}/api/v1/ucp/acp/${tenantId}/${orgId}` },
         ],
       },
-      capabilities: { 'dev.agenticcommerce.checkout': [{ version: '2026-04-17' }] },
+      capabilities: {
+        'dev.ucp.shopping.checkout': [
+          {
+            version: '2026-04-08',
+            spec: 'https://ucp.dev/2026-04-08/specification/checkout',
+            schema: 'https://ucp.dev/2026-04-08/schemas/shopping/checkout.json',
+          },
+        ],
+        'dev.ucp.shopping.fulfillment': [{ version: '2026-04-08', extends: 'dev.ucp.shopping.checkout' }],
+        'dev.agenticcommerce.checkout': [{ version: '2026-04-17' }],
+      },
       payment_handlers: {
         'dev.acp.tokenized.card': [{ id: 'card_tokenized', config: { delegated_payment: true, captures_payment: false } }],
       },
     });
-    expect(Object.keys(profile.ucp.services)).not.toContain('dev.ucp.shopping');
+    // Each capability is served by its service: UCP's under dev.ucp.shopping, ACP's under its own namespace.
+    expect(Object.keys(profile.ucp.capabilities).sort()).toEqual([
+      'dev.agenticcommerce.checkout',
+      'dev.ucp.shopping.checkout',
+      'dev.ucp.shopping.fulfillment',
+    ]);
     expect(profile.signing_keys).toEqual([ucpSigningKeyOf(DEVELOPMENT_WEBHOOK_SECRET_KEY, tenantId, orgId, 0).publicJwk]);
   });
 
@@ -76,6 +100,7 @@ describe('UCP business profile', () => {
     const [mine, theirs] = [await profileOf(tenantId), await profileOf(otherTenant)];
     expect(ucpProfileProblems(theirs)).toEqual([]);
     expect(theirs.ucp.services['dev.agenticcommerce'][0].endpoint).toBe(`${publicBaseUrl}/api/v1/ucp/acp/${otherTenant}/${orgId}`);
+    expect(theirs.ucp.services['dev.ucp.shopping'][0].endpoint).toBe(`${publicBaseUrl}/api/v1/ucp/shopping/${otherTenant}/${orgId}`);
     expect(JSON.stringify(theirs)).not.toContain(tenantId);
     expect(theirs.signing_keys[0]?.kid).not.toBe(mine.signing_keys[0]?.kid);
   });
