@@ -26,4 +26,6 @@ export const rateLimitSettings = defineSettings({
   RATE_LIMIT_WEBHOOK_CONNECTION: budget(60_000),
   /** Deliveries to POST /unified/webhook from one source address that are not verified (no or a wrong signature). */
   RATE_LIMIT_WEBHOOK_ADDRESS: budget(600),
+  /** Requests from one source address to the public routes that read the database: the tenants' UCP profiles. */
+  RATE_LIMIT_PUBLIC_ADDRESS: budget(6_000),
 });

@@ -27,6 +27,8 @@ export type RateLimits = {
   webhookAddress: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** POST /unified/webhook, once answered: a delivery that did not verify (400, 401) costs its source address one. */
   chargeUnverified: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** A public route that reads the database (a tenant's UCP profile): its source address's budget. */
+  publicAddress: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** POST /unified/webhook, once verified: the connection's budget. */
   webhookConnection: (request: FastifyRequest, reply: FastifyReply, connectionId: string) => Promise<void>;
 };
@@ -66,6 +68,9 @@ export const rateLimitsPlugin = fp(
       budget('org-writes', 'writes of this organization', config.RATE_LIMIT_ORG_WRITES, org),
     ];
     const address = budget('webhook-address', 'unverified deliveries from this address', config.RATE_LIMIT_WEBHOOK_ADDRESS, (request) =>
+      normalizeIP(request.ip),
+    );
+    const publicAddress = budget('public-address', 'requests from this address', config.RATE_LIMIT_PUBLIC_ADDRESS, (request) =>
       normalizeIP(request.ip),
     );
     const connection = budget(
@@ -121,6 +126,7 @@ export const rateLimitsPlugin = fp(
       chargeUnverified: async (request, reply) => {
         if (reply.statusCode === 400 || reply.statusCode === 401) await address.check(request);
       },
+      publicAddress: (request, reply) => limit(request, reply, [publicAddress]),
       webhookConnection: async (request, reply, connectionId) => {
         request.webhookConnection = connectionId;
         await limit(request, reply, [connection]);

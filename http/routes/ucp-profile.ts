@@ -58,8 +58,10 @@ export default async function ucpProfileRoutes(fastify: FastifyInstance, { key, 
       params: z.object({ tenant_id: z.guid(), org_id: z.guid() }),
       // A closed query, as on every /api route (http/app.ts).
       querystring: z.object({}).strict(),
-      response: { 200: profile, 400: errorBody, 404: errorBody, 503: errorBody },
+      response: { 200: profile, 400: errorBody, 404: errorBody, 429: errorBody, 503: errorBody },
     },
+    // Anyone may ask, and each answer reads the database: a source address has a budget of its own.
+    onRequest: app.rateLimits.publicAddress,
     handler: async (request, reply) => {
       const tenantId = request.params.tenant_id.toLowerCase();
       const orgId = request.params.org_id.toLowerCase();

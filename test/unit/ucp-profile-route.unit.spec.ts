@@ -126,3 +126,31 @@ describe('UCP business profile', () => {
     expect((await profileOf(tenantId)).ucp.services['dev.agenticcommerce'][0].endpoint).toBe(baseUrl.replace(/\/$/, ''));
   });
 });
+
+describe('the public profile route’s budget per source address', () => {
+  const BUDGET = 2;
+  let limited: FastifyInstance;
+  beforeAll(async () => {
+    ({ app: limited } = await routeApp(new FakeLedger(), {
+      PUBLIC_BASE_URL: publicBaseUrl,
+      RATE_LIMIT_PUBLIC_ADDRESS: String(BUDGET),
+      RATE_LIMIT_WINDOW_SECONDS: '3600',
+    }));
+  });
+  afterAll(() => limited.close());
+
+  it('answers with the RateLimit headers, then 429 with Retry-After and the error body once the address has spent it', async () => {
+    for (let i = 0; i < BUDGET; i++) {
+      const response = await limited.inject({ method: 'GET', url: profilePath(randomUUID(), orgId) });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['ratelimit-remaining']).toBe(String(BUDGET - 1 - i));
+    }
+    const refused = await limited.inject({ method: 'GET', url: profilePath(randomUUID(), orgId) });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({ error: { code: 'rate_limited', message: expect.stringMatching(/address/), details: [] } });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Another address has its own.
+    const other = await limited.inject({ method: 'GET', url: profilePath(tenantId, orgId), remoteAddress: '198.51.100.7' });
+    expect(other.statusCode).toBe(200);
+  });
+});
