@@ -2,63 +2,25 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acpCredentialsOf, requestSignature } from '../../commands/acp/acp-credentials.ts';
-import { cartProblems, cartTotals, type Cart } from '../../commands/acp/checkout-cart.ts';
 import { checkoutSessionIdOf } from '../../commands/acp/checkout-session.ts';
 import { orderIdOf } from '../../commands/oms/order.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../../commands/integrations/webhook-secret.ts';
 import { acpDeclaresStatus, acpProblems } from '../support/acp-checkout-schema.ts';
-import { FakeLedger, type Decision, type SentCommand } from '../support/fake-ledger.ts';
+import { checkoutRouteCatalog } from '../support/checkout-route-catalog.ts';
+import type { Decision, FakeLedger } from '../support/fake-ledger.ts';
 import { routeApp } from '../support/route-app.ts';
 
 const at = new Date('2026-11-26T10:00:00.000Z');
-const [tenantId, orgId, otherTenant] = [randomUUID(), randomUUID(), randomUUID()];
-const [productId, variantId, locationId] = [randomUUID(), randomUUID(), randomUUID()];
+const catalog = checkoutRouteCatalog(at);
+const { tenantId, orgId, otherTenant, productId, variantId, locationId, opened } = catalog;
 const credentials = acpCredentialsOf(DEVELOPMENT_WEBHOOK_SECRET_KEY, tenantId, orgId, 0);
 const base = `/api/v1/ucp/acp/${tenantId}/${orgId}`;
-
-/** The checkout read model's row for an OpenCheckoutSession the writer accepted. */
-const opened = (command: SentCommand) => {
-  const { sessionId, ...cart } = command.data as { sessionId: string } & Cart;
-  const { subtotal, shippingTotal, total } = cartTotals(cart);
-  const status = cartProblems(cart).length === 0 ? 'ready_for_payment' : 'not_ready_for_payment';
-  const row = { id: sessionId, tenant_id: command.tenantId, org_id: command.orgId, status, currency: cart.currency, cart, subtotal };
-  return {
-    rows: {
-      checkout_sessions: [
-        { ...row, shipping_total: shippingTotal, total, order_id: null, attempt: 0, last_failure: null, created_at: at, updated_at: at },
-      ],
-    },
-  };
-};
 
 let app: FastifyInstance;
 let ledger: FakeLedger;
 
 beforeAll(async () => {
-  ({ app, ledger } = await routeApp(
-    new FakeLedger({
-      products: [{ id: productId, tenant_id: tenantId, org_id: orgId, title: 'Espresso cup', status: 'ACTIVE' }],
-      variants: [
-        {
-          id: variantId,
-          product_id: productId,
-          tenant_id: tenantId,
-          org_id: orgId,
-          sku: 'CUP',
-          barcode: null,
-          price: '12.50',
-          currency: 'EUR',
-          created_at: at,
-        },
-      ],
-      stock_levels: [
-        { tenant_id: tenantId, org_id: orgId, variant_id: variantId, location_id: locationId, available: 4, reserved: 0, updated_at: at },
-      ],
-      validation_issues: [],
-      catalog_feeds: [],
-      webhook_secrets: [],
-    }),
-  ));
+  ({ app, ledger } = await routeApp(catalog.ledger()));
 });
 afterAll(() => app.close());
 beforeEach(() => ledger.reset(opened, 'checkout_sessions'));
