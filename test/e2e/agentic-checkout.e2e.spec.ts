@@ -12,7 +12,7 @@ import { startHookReceiver } from '../support/notice-receivers.ts';
 import { eventually, stockLevel } from '../support/orders.ts';
 import { acpAgent, acpAgentCheckout } from '../support/acp-agent.ts';
 import { SELLER_PAGES } from '../support/feed-settings.ts';
-import { configureFeed, feedLines, ok, ordersOfSession, stockedProduct, ucpProfile } from '../support/agentic-catalog.ts';
+import { configureFeed, ok, ordersOfSession, stockedProduct, twoFeedItems, ucpProfile } from '../support/agentic-catalog.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 
 const storageDir = mkdtempSync(path.join(tmpdir(), 'acp-store-'));
@@ -38,13 +38,8 @@ const signedBy = (secret: string, header: string, body: string): boolean => {
 describe('agentic checkout (ACP 2026-04-17)', () => {
   it('an agent reads the feed, fills a session, completes it with a delegated token: one confirmed order, stock reserved, however it retries', async () => {
     const { tenant } = ctx;
-    await configureFeed(tenant);
-    const cup = await stockedProduct(tenant, 'Espresso cup', '12.50', 10);
-    const pot = await stockedProduct(tenant, 'Moka pot', '30.00', 3);
-    const lines = await feedLines(ctx.service.baseUrl, tenant, [cup.productId, pot.productId]);
     // The item ids an agent sends are the ids the feed's variants carry.
-    const itemOf = (productId: string) => lines.find((line) => line.id === productId)?.variants[0].id as string;
-    expect([itemOf(cup.productId), itemOf(pot.productId)]).toEqual([cup.variantId, pot.variantId]);
+    const { cup, pot, cupItem, potItem } = await twoFeedItems(ctx.service.baseUrl, tenant);
 
     const webhookPath = `/hooks/acp/${tenant.tenantId}`;
     ok(await tenant.request('PUT', '/api/v1/ucp/agent-checkout', { webhook_url: hooks.url(webhookPath) }), 200);
@@ -57,10 +52,7 @@ describe('agentic checkout (ACP 2026-04-17)', () => {
     ]);
     expect(profile.ucp.payment_handlers['dev.acp.tokenized.card']).toEqual([expect.objectContaining({ id: payment.handler_id })]);
     const agent = acpAgent(checkout);
-    const created = ok(
-      await agent.create({ line_items: [{ id: itemOf(cup.productId) }, { id: itemOf(pot.productId) }], currency: 'eur', capabilities: {} }),
-      201,
-    );
+    const created = ok(await agent.create({ line_items: [{ id: cupItem }, { id: potItem }], currency: 'eur', capabilities: {} }), 201);
     expect(created).toMatchObject({ status: 'not_ready_for_payment', currency: 'eur' });
     expect(created.line_items.map((line: any) => [line.item.id, line.quantity, line.unit_amount])).toEqual([
       [cup.variantId, 1, 1250],

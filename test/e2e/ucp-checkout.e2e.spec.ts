@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { acpAgent, acpAgentCheckout } from '../support/acp-agent.ts';
-import { configureFeed, feedLines, ok, ordersOfSession, stockedProduct, ucpProfile } from '../support/agentic-catalog.ts';
+import { configureFeed, ok, ordersOfSession, stockedProduct, twoFeedItems, ucpProfile } from '../support/agentic-catalog.ts';
 import { SELLER_PAGES } from '../support/feed-settings.ts';
 import { stockLevel } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
@@ -48,14 +48,8 @@ async function platformOf(tenant: Tenant) {
 describe('UCP checkout over REST (2026-04-08)', () => {
   it('a platform finds the endpoint in the profile, fills a session of two feed items, completes it: one confirmed order, however it retries', async () => {
     const { tenant } = ctx;
-    await configureFeed(tenant);
-    const cup = await stockedProduct(tenant, 'Espresso cup', '12.50', 10);
-    const pot = await stockedProduct(tenant, 'Moka pot', '30.00', 3);
-    const lines = await feedLines(ctx.service.baseUrl, tenant, [cup.productId, pot.productId]);
     // The item ids a platform sends are the ids the feed's variants carry.
-    const itemOf = (productId: string) => lines.find((line) => line.id === productId)?.variants[0].id as string;
-    const [cupItem, potItem] = [itemOf(cup.productId), itemOf(pot.productId)];
-    expect([cupItem, potItem]).toEqual([cup.variantId, pot.variantId]);
+    const { cup, pot, cupItem, potItem } = await twoFeedItems(ctx.service.baseUrl, tenant);
 
     const { checkout, platform, profile } = await platformOf(tenant);
     const created = ok(

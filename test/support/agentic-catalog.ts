@@ -65,6 +65,21 @@ export async function feedLines(baseUrl: string, tenant: Tenant, productIds: str
 }
 
 /** A tenant's UCP business profile as an agent reads it (public, no credentials), valid per UCP's published schemas. */
+/**
+ * The journeys' shop: the feed configured, an espresso cup (12.50, 10 in stock) and a moka pot (30.00, 3), and the item
+ * ids an agent reads from the feed's lines for them, which are the ids the feed's variants carry.
+ */
+export async function twoFeedItems(baseUrl: string, tenant: Tenant) {
+  await configureFeed(tenant);
+  const cup = await stockedProduct(tenant, 'Espresso cup', '12.50', 10);
+  const pot = await stockedProduct(tenant, 'Moka pot', '30.00', 3);
+  const lines = await feedLines(baseUrl, tenant, [cup.productId, pot.productId]);
+  const itemOf = (productId: string) => lines.find((line) => line.id === productId)?.variants[0].id as string;
+  const [cupItem, potItem] = [itemOf(cup.productId), itemOf(pot.productId)];
+  expect([cupItem, potItem]).toEqual([cup.variantId, pot.variantId]);
+  return { cup, pot, cupItem, potItem };
+}
+
 export async function ucpProfile(checkout: { ucp_profile_url: string }): Promise<Record<string, any>> {
   const response = await fetch(checkout.ucp_profile_url);
   expect(response.status).toBe(200);
