@@ -12,12 +12,12 @@ import { stackCpuSources, untilReady } from './service-work.ts';
 /**
  * Issue 16's restart figure: a service holding N products (bulk-imported) is stopped (SIGTERM, and SIGKILL: issue 28)
  * and started again, timed until GET /health answers, until its first product write is accepted (201) and until GET
- * /health/ready (every processor has restored its partitions, every
- * consumer caught up), with the service's RSS before the stop, at ready and at its peak during the restore, and its CPU
- * for the restart; once with each state store (BENCH_RESTART_STORES, default `lmdb,memory`: the local LMDB store, which
- * reads only the changelogs' tail, and every snapshot in memory, read from the whole changelogs). Beside it, in the same
- * run, the least a whole read does: a bare reader (the port's partition reader) in the bench process reading the product and
- * product-quality state changelogs to their ends and parsing every record.
+ * /health/ready (every processor has restored its partitions, every consumer caught up), with the service's RSS before
+ * the stop, at ready and at its peak during the restore, and its CPU for the restart; once with each state store
+ * (BENCH_RESTART_STORES, default `lmdb,memory`: the local LMDB store, which reads only the changelogs' tail, and every
+ * snapshot in memory, read from the whole changelogs). Beside it, in the same run, the least a whole read does: a bare
+ * reader (the port's partition reader) in the bench process reading the product and product-quality state changelogs
+ * to their ends and parsing every record.
  */
 const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_RESTART_PRODUCTS ?? 200_000);

@@ -27,8 +27,4 @@ export class RecentlyUsed<V> {
   deletePrefixed(prefix: string): void {
     for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
   }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }

@@ -67,12 +67,10 @@ export const rateLimitsPlugin = fp(
       budget('tenant-writes', 'writes of this tenant', config.RATE_LIMIT_TENANT_WRITES, tenant),
       budget('org-writes', 'writes of this organization', config.RATE_LIMIT_ORG_WRITES, org),
     ];
-    const address = budget('webhook-address', 'unverified deliveries from this address', config.RATE_LIMIT_WEBHOOK_ADDRESS, (request) =>
-      normalizeIP(request.ip),
-    );
-    const publicAddress = budget('public-address', 'requests from this address', config.RATE_LIMIT_PUBLIC_ADDRESS, (request) =>
-      normalizeIP(request.ip),
-    );
+    // The client's address (IPv6 by /64): behind a trusted proxy, the one its X-Forwarded-For names (TRUST_PROXY).
+    const sourceAddress = (request: FastifyRequest) => normalizeIP(request.ip);
+    const address = budget('webhook-address', 'unverified deliveries from this address', config.RATE_LIMIT_WEBHOOK_ADDRESS, sourceAddress);
+    const publicAddress = budget('public-address', 'requests from this address', config.RATE_LIMIT_PUBLIC_ADDRESS, sourceAddress);
     const connection = budget(
       'webhook-connection',
       'deliveries of this connection',
