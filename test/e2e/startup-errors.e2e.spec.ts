@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { withDatabase } from '../../ledger/database.ts';
+import { npmStart } from '../support/npm-start.ts';
 import { freePort, removeLeftovers, TEST_DEV_SECRET, uniqueName } from '../support/service-process.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -92,20 +93,16 @@ describe('bad configuration at start-up', () => {
   });
 
   it('npm start checks the settings before the stack: garbage DATABASE_URL is the same one line', async () => {
-    const env: Record<string, string> = {
-      ...(process.env as Record<string, string>),
-      DATABASE_URL: 'garbage',
-      PORT: String(await freePort()),
-    };
-    const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+    const startedAt = Date.now();
+    const start = npmStart({ DATABASE_URL: 'garbage', PORT: String(await freePort()) });
+    // npm's process group, not npm alone: a script still running would otherwise hold the pipes open past npm's death.
+    const timer = setTimeout(() => void start.stop(), 60_000);
+    const code = await start.exited;
     clearTimeout(timer);
-    expect(code, output).toBe(1);
-    expect(output).toMatch(/^cannot start: invalid configuration: DATABASE_URL="garbage": expected a URL/m);
-    expect(output).not.toMatch(/\n\s+at |TypeError/);
+    const output = start.output();
+    const report = `exit ${code} after ${Date.now() - startedAt} ms\n${output}`;
+    expect(code, report).toBe(1);
+    expect(output, report).toMatch(/^cannot start: invalid configuration: DATABASE_URL="garbage": expected a URL/m);
+    expect(output, report).not.toMatch(/\n\s+at |TypeError/);
   });
 });
