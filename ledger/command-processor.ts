@@ -11,7 +11,8 @@ import {
 } from './aggregate-writer.ts';
 import type { CommandReply } from './command-reply.ts';
 import type { EventCodec } from './event-codec.ts';
-import { consumedOffsets } from './group-commit.ts';
+import { ROUTED_BY_HEADER, routedCommandRecord, type EventRoute } from './event-router.ts';
+import { consumedOffsets, recordBytes } from './group-commit.ts';
 import {
   inTransaction,
   retryTransient,
@@ -51,6 +52,8 @@ export type ProcessorDeps = {
 const FOLLOWER_COMMAND_NAMESPACE = '9d4b2f61-6c0e-4f5e-8a9b-3e7d1c2a5b40';
 
 type Inbound = { batch: FetchedBatch; message: FetchedRecord };
+/** A record and the (namespaced) topic it goes to. */
+type Addressed = { topic: string; record: OutgoingRecord };
 type Consumed = { topic: string; partition: number; lastOffset: () => string };
 /** A follower's share of a round: its event records, the states it leaves and how many commands it accepted and refused. */
 type FollowerRound = {
@@ -64,12 +67,14 @@ type Round<E, S> = {
   decided: (Decided<E, S> & { partition: number })[];
   touched: Map<string, Touched<S>>;
   followers: FollowerRound[];
+  /** The commands the routes run inline turned the round's events into. */
+  commands: Addressed[];
   consumed: Consumed[];
   end: number;
 };
 
 /** What the followers would add to a round for one command, and how to add it once the command fits. */
-type FollowerDecisions = { eventBytes: number; stateBytes: number; apply: () => void };
+type FollowerDecisions = { eventBytes: number; stateBytes: number; records: Addressed[]; apply: () => void };
 
 /** What a reply costs at most in the budget (a command id, an aggregate id, a position or an error message). */
 const REPLY_BYTES = 2_048;
@@ -91,11 +96,19 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private readonly writer: AggregateWriter<C, E, S>;
   private readonly followers: { writer: AggregateWriter<Command, Event, unknown>; follower: Follower }[];
   private readonly partitions: PartitionedConsumer<PartitionTask>;
+  /** By (namespaced) event topic this processor writes: the routes it runs on those events in their own transaction. */
+  private readonly inline = new Map<string, EventRoute[]>();
 
+  /**
+   * `routes`: the event routes of the service; those that read an event topic this processor writes run here, on each
+   * event as it is decided, and their commands go out in the event's transaction (their routers pass over such events):
+   * a hop, a consumer round and a transaction fewer per routed event.
+   */
   constructor(
     private readonly deps: ProcessorDeps,
     definition: Aggregate<C, E, S>,
     private readonly signals: PartSignals,
+    routes: readonly EventRoute[] = [],
   ) {
     const ns = deps.namespace;
     this.part = `${definition.name}-processor`;
@@ -107,6 +120,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       writer: new AggregateWriter(deps, follower.aggregate, this.log),
       follower,
     }));
+    for (const writer of this.writers()) {
+      const reading = routes.filter((route) => route.topics.some((topic) => namespaced(ns, topic.name) === writer.topic.events));
+      if (reading.length > 0) this.inline.set(writer.topic.events, reading);
+    }
     this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
       extend: (task) => task,
       run: (round, { producer, member }) => this.decideAndCommit(round, producer, member),
@@ -198,8 +215,9 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       rejected: 0,
     }));
     const decided: Round<E, S>['decided'] = [];
+    const commands: Addressed[] = [];
     const consumed: Consumed[] = [];
-    const used = { events: 0, state: 0, replies: 0 };
+    const used = { events: 0, state: 0, replies: 0, commands: 0 };
     let end = start;
     for (; end < inbox.length; end++) {
       const { batch, message } = inbox[end] as Inbound;
@@ -207,22 +225,60 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       if (command) {
         const one = await this.writer.decide(command, batch.partition, touched);
         const followed = await this.decideFollowers(one.decision, batch.partition, followers);
+        const routed = await this.routeInline(
+          [...one.events.map((record) => ({ topic: this.writer.topic.events, record })), ...followed.records],
+          batch.partition,
+        );
         const cost = {
-          events: one.eventBytes + followed.eventBytes,
+          events: one.eventBytes + followed.eventBytes + routed.headerBytes,
           state: (one.next ? sizeChange(one.next, touched) : 0) + followed.stateBytes,
+          commands: routed.commands.reduce((sum, { record }) => sum + recordBytes(record), 0),
         };
-        const fits = used.events + cost.events <= limit && used.state + cost.state <= limit && used.replies + REPLY_BYTES <= limit;
+        const fits =
+          used.events + cost.events <= limit &&
+          used.state + cost.state <= limit &&
+          used.replies + REPLY_BYTES <= limit &&
+          used.commands + cost.commands <= limit;
         if (!fits && decided.length > 0) break;
         used.events += cost.events;
         used.state += cost.state;
         used.replies += REPLY_BYTES;
+        used.commands += cost.commands;
         if (one.next) touched.set(one.next.aggregateId, one.next);
         followed.apply();
+        commands.push(...routed.commands);
         decided.push({ ...one, partition: batch.partition });
       }
       consumed.push({ topic: batch.topic, partition: batch.partition, lastOffset: () => message.offset });
     }
-    return { decided, touched, followers, consumed, end };
+    return { decided, touched, followers, commands, consumed, end };
+  }
+
+  /**
+   * Runs the inline routes on a decision's event records: the commands they lead to (as their router would have written
+   * them: the same ids), and each record marked with the routes that ran (`routed-by`). The route reads the event as
+   * decoded from its record, exactly what its router would read.
+   */
+  private async routeInline(records: Addressed[], partition: number): Promise<{ commands: Addressed[]; headerBytes: number }> {
+    const commands: Addressed[] = [];
+    let headerBytes = 0;
+    for (const { topic, record } of records) {
+      const routes = this.inline.get(topic);
+      if (!routes || !Buffer.isBuffer(record.value)) continue;
+      const event = await this.deps.codec.decode(record.value, { topic, partition, offset: '-1' });
+      for (const route of routes)
+        for (const [index, command] of route.route(event).entries()) {
+          const routed = routedCommandRecord(route.name, event, index, command);
+          // As its router would: a command the broker would refuse is logged and dropped rather than failing the round.
+          if (recordBytes(routed) > this.deps.maxRecordBytes)
+            this.log.error({ eventId: event.envelope.eventId, type: command.command.type }, 'routed command over the record limit dropped');
+          else commands.push({ topic: namespaced(this.deps.namespace, command.topic.name), record: routed });
+        }
+      const mark = routes.map((route) => route.name).join(',');
+      record.headers = { ...record.headers, [ROUTED_BY_HEADER]: mark };
+      headerBytes += ROUTED_BY_HEADER.length + mark.length;
+    }
+    return { commands, headerBytes };
   }
 
   /**
@@ -232,7 +288,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
    */
   private async decideFollowers(decision: Decision<E>, partition: number, rounds: FollowerRound[]): Promise<FollowerDecisions> {
     const changes: (() => void)[] = [];
-    const outcome: FollowerDecisions = { eventBytes: 0, stateBytes: 0, apply: () => changes.forEach((change) => change()) };
+    const outcome: FollowerDecisions = {
+      eventBytes: 0,
+      stateBytes: 0,
+      records: [],
+      apply: () => changes.forEach((change) => change()),
+    };
     if (decision.outcome !== 'accepted') return outcome;
     for (const [f, { writer, follower }] of this.followers.entries()) {
       const round = rounds[f] as FollowerRound;
@@ -262,6 +323,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           own.set(one.next.aggregateId, one.next);
           outcome.eventBytes += one.eventBytes;
           const events = one.events;
+          outcome.records.push(...events.map((record) => ({ topic: writer.topic.events, record })));
           changes.push(() => round.events.push(...events));
         }
       }
@@ -278,7 +340,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private async commitRound(
     producer: TransactionalProducer,
     member: GroupMember,
-    { decided, touched, followers, consumed }: Round<E, S>,
+    { decided, touched, followers, commands, consumed }: Round<E, S>,
   ): Promise<WrittenRecords[]> {
     return inTransaction(producer, async (transaction) => {
       const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
@@ -297,6 +359,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           { topic: writer.topic.events, messages },
           { topic: writer.topic.state, messages: stateMessages(states) },
         ]),
+        ...byTopic(commands),
       ].filter(({ messages }) => messages.length > 0);
       const written = await retryTransient(() => transaction.sendBatch({ topicMessages }));
       // Replies name the offsets of their events, which are known only once those are written.
@@ -334,6 +397,17 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     return undefined;
   }
 }
+
+/** Records grouped by their topic, in order. */
+const byTopic = (records: Addressed[]): TopicRecords[] => {
+  const grouped = new Map<string, OutgoingRecord[]>();
+  for (const { topic, record } of records) {
+    const messages = grouped.get(topic) ?? [];
+    messages.push(record);
+    grouped.set(topic, messages);
+  }
+  return [...grouped].map(([topic, messages]) => ({ topic, messages }));
+};
 
 /** How much the round's state records grow when `next` replaces what the round already holds for that aggregate. */
 const sizeChange = <S>(next: Touched<S>, touched: TouchedView<S>): number =>

@@ -38,6 +38,37 @@ export type EventRoute = {
 
 const COMMAND_ID_NAMESPACE = '0c7f6c2e-3f1b-4a9e-9a4f-2f6c1d8e7b55';
 
+/**
+ * The header naming the routes an event's own processor already ran in the event's transaction (comma-separated):
+ * their routers pass over it.
+ */
+export const ROUTED_BY_HEADER = 'routed-by';
+
+/** Whether `route` already ran for this event record in the transaction that wrote it. */
+export const routedInline = (headers: Record<string, Buffer | undefined>, route: string): boolean =>
+  headers[ROUTED_BY_HEADER]?.toString().split(',').includes(route) ?? false;
+
+/**
+ * The record of the `index`th command `route` turned `event` into, wherever the route runs (its router, or the
+ * processor writing the event): the same id, so the same command.
+ */
+export function routedCommandRecord(route: string, event: RecordedEvent, index: number, routed: RoutedCommand): OutgoingRecord {
+  const command: Command = {
+    ...routed.command,
+    metadata: {
+      commandId: uuidv5(`${route}/${event.envelope.eventId}/${index}`, COMMAND_ID_NAMESPACE),
+      tenantId: event.envelope.tenantId,
+      orgId: event.envelope.orgId,
+      actor: event.envelope.actor,
+      issuedAt: event.envelope.occurredAt,
+      correlationId: event.envelope.correlationId,
+      // Nobody waits for a routed command's decision (its id is derived, no request registered it): no reply record.
+      noReply: true,
+    },
+  };
+  return { key: routed.aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };
+}
+
 export type RouterDeps = {
   kafka: Kafka;
   codec: EventCodec;
@@ -123,14 +154,14 @@ export class EventRouter {
       for (const message of batch.messages) {
         if (task.committed.covers(batch.topic, batch.partition, message.offset)) continue;
         const commands: Routed['commands'] = [];
-        if (message.value) {
+        if (message.value && !routedInline(message.headers, this.definition.name)) {
           const event = await this.deps.codec.decode(message.value, {
             topic: batch.topic,
             partition: batch.partition,
             offset: message.offset,
           });
           for (const [index, command] of this.definition.route(event).entries()) {
-            const record = this.commandMessage(event, index, command);
+            const record = routedCommandRecord(this.definition.name, event, index, command);
             // A command the broker would refuse would block the partition for good: log it and go on.
             if (recordBytes(record) > this.deps.maxRecordBytes)
               this.log.error(
@@ -178,22 +209,5 @@ export class EventRouter {
       }
       await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) }));
     });
-  }
-
-  private commandMessage(event: RecordedEvent, index: number, routed: RoutedCommand): OutgoingRecord {
-    const command: Command = {
-      ...routed.command,
-      metadata: {
-        commandId: uuidv5(`${this.definition.name}/${event.envelope.eventId}/${index}`, COMMAND_ID_NAMESPACE),
-        tenantId: event.envelope.tenantId,
-        orgId: event.envelope.orgId,
-        actor: event.envelope.actor,
-        issuedAt: event.envelope.occurredAt,
-        correlationId: event.envelope.correlationId,
-        // Nobody waits for a routed command's decision (its id is derived, no request registered it): no reply record.
-        noReply: true,
-      },
-    };
-    return { key: routed.aggregateId, value: JSON.stringify(command), headers: { 'command-type': command.type } };
   }
 }

@@ -18,7 +18,10 @@ export async function startSupervised(
   );
 }
 
-/** The Kafka-to-Kafka parts: every leading aggregate's single writer, then the event routers. */
+/**
+ * The Kafka-to-Kafka parts: every leading aggregate's single writer, running the routes that read its events inline,
+ * then the event routers (for events written before their routes ran inline, and routes no processor feeds).
+ */
 export async function startProcessorParts(
   deps: ProcessorDeps,
   aggregates: readonly SomeAggregate[],
@@ -28,7 +31,7 @@ export async function startProcessorParts(
     deps,
     leadersOf(aggregates).map((definition) => ({
       name: `${definition.name}-processor`,
-      create: (signals) => new CommandProcessor(deps, definition, signals),
+      create: (signals) => new CommandProcessor(deps, definition, signals, routes),
     })),
   );
   const routers = await startSupervised(

@@ -76,8 +76,14 @@ async function expectProcessorMetrics(service: ServiceAndTenant): Promise<void> 
   const transactions = valueOf(after, 'ledger_transactions_total', committed);
   expect(transactions).toBeGreaterThan(0);
   expect(valueOf(after, 'ledger_transaction_duration_seconds_count', { part: 'product-processor' })).toBeGreaterThan(0);
-  // The SKU router turns the products' quality assessments (they name their SKUs) into SKU commands, in transactions of its own.
-  await scrapeUntil((samples) => valueOf(samples, 'ledger_transactions_total', { part: 'sku-router', outcome: 'committed' }) > 0, service);
+  // The SKU route runs in the product processor: its quality assessments (they name their SKUs) become SKU commands in the
+  // same transactions, which the SKU usage processor then decides.
+  const skuAccepted = { aggregate: 'sku-usage', outcome: 'accepted' };
+  await scrapeUntil(
+    (samples) =>
+      valueOf(samples, 'ledger_decided_commands_total', skuAccepted) >= valueOf(before, 'ledger_decided_commands_total', skuAccepted) + 3,
+    service,
+  );
   expect(find(after, 'ledger_transactions_total', { part: 'product-processor', outcome: 'aborted' }).every((s) => s.value === 0)).toBe(
     true,
   );
