@@ -20,7 +20,8 @@ const FULFILLMENT_EVENTS: Record<string, string> = { processing: 'processing', s
 const PACKAGE = 'package';
 
 /** UCP's derivation of a line's status from its counts (`order_line_item.json`). */
-const lineStatus = (total: number, fulfilled: number) =>
+type LineStatus = 'processing' | 'partial' | 'fulfilled' | 'removed';
+const lineStatus = (total: number, fulfilled: number): LineStatus =>
   total === 0 ? 'removed' : fulfilled === total ? 'fulfilled' : fulfilled > 0 ? 'partial' : 'processing';
 
 export function ucpOrderOf({ publicBaseUrl, sessionId, orderId, cart, moves }: UcpOrderSource) {

@@ -8,18 +8,19 @@ import { acpAgentCheckout } from '../support/acp-agent.ts';
 import { configureFeed, ok, stockedProduct, ucpProfile } from '../support/agentic-catalog.ts';
 import { readEvents } from '../support/event-log.ts';
 import { startHookReceiver, type ReceivedHook } from '../support/notice-receivers.ts';
-import { eventually } from '../support/orders.ts';
+import { eventually, orderRequest } from '../support/orders.ts';
 import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 import { ucpOrderProblems, ucpOrderWebhookHeaderProblems } from '../support/ucp-checkout-schema.ts';
 import { ucpPlatform } from '../support/ucp-platform.ts';
-import { ucpRequestSignatureProblems } from '../support/ucp-signatures.ts';
+import { ucpRequestSignatureProblems, ucpResponseSignatureProblems } from '../support/ucp-signatures.ts';
 import type { Tenant } from '../support/client.ts';
 
 /**
  * UCP's order capability (2026-04-08): a platform completes a UCP checkout session, and the business posts the order,
  * then each status it moves to, to the platform's order webhook. The test is that platform: its receiver takes the
  * business's profile from `UCP-Agent`, verifies the RFC 9421 signature with the key of that `kid` (its own verifier,
- * test/support/ucp-signatures.ts), and checks headers and body against UCP's OpenAPI and `order.json`.
+ * test/support/ucp-signatures.ts), and checks headers and body against UCP's OpenAPI and `order.json`; then it reads
+ * the order as it stands (Get Order).
  */
 const storageDir = mkdtempSync(path.join(tmpdir(), 'ucp-order-store-'));
 const ctx = useServiceAndTenant({
@@ -80,7 +81,7 @@ const recordedOf = async (type: string, sessionId: string) =>
   );
 
 describe('UCP order webhooks (2026-04-08)', () => {
-  it('a completed UCP session: the order, then each status, posted signed to the platform’s webhook, retried, recorded once', async () => {
+  it('a completed UCP session: the order, then each status, posted signed to the platform’s webhook, retried, recorded once; Get Order reads it', async () => {
     const { tenant } = ctx;
     await configureFeed(tenant);
     const lamp = await stockedProduct(tenant, 'Desk lamp', '45.00', 3);
@@ -145,6 +146,25 @@ describe('UCP order webhooks (2026-04-08)', () => {
     expect(shipped.fulfillment.events.map((event: { type: string }) => event.type)).toEqual(['processing', 'shipped']);
     expect(shipped.line_items[0]).toMatchObject({ quantity: { total: 2, fulfilled: 2 }, status: 'fulfilled' });
     expect(new Set([...created, ...announced].map((hook) => hook.headers['webhook-id'])).size).toBe(3);
+
+    // The platform reads the order as it stands (Get Order): the last event's order, signed as every UCP answer is.
+    const read = await platform.getOrder(orderId);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(shipped);
+    expect(ucpResponseSignatureProblems(read, (await ucpProfile(checkout)).signing_keys)).toEqual([]);
+    // Not found: an unknown order, this one with another tenant's key, an order of ours not placed through UCP.
+    const handEntered = ok(await tenant.request('POST', '/api/v1/oms/orders', orderRequest()), 201) as { id: string };
+    const notFound = {
+      ucp: { status: 'error', capabilities: { 'dev.ucp.shopping.order': [{ version: '2026-04-08' }] } },
+      messages: [{ type: 'error', code: 'not_found', severity: 'unrecoverable' }],
+    };
+    for (const answer of [
+      await platform.getOrder(randomUUID()),
+      await theirs.platform.getOrder(orderId),
+      await platform.getOrder(handEntered.id),
+      await platform.getOrder('not-an-id'),
+    ])
+      expect(ok(answer, 200)).toMatchObject(notFound);
 
     // Only the UCP platform heard: not the agent webhook (ACP), not the other tenant's platform.
     expect(hooks.received.filter((hook) => hook.path === paths.acp)).toEqual([]);

@@ -106,6 +106,12 @@ export function ucpResponseProblems(body: unknown): string[] {
 /** What UCP's schema finds wrong with an order (`dev.ucp.shopping.order`), the body of its order event webhook. */
 export const ucpOrderProblems = (body: unknown): string[] => problemsOf(order, body);
 
+/** What UCP's schemas find wrong with a Get Order answer: the OpenAPI's `order_response`, an order or an `error_response`. */
+export function ucpOrderResponseProblems(body: unknown): string[] {
+  const status = (body as { ucp?: { status?: string } } | null)?.ucp?.status;
+  return status === 'error' ? problemsOf(errorResponse, body) : problemsOf(order, body);
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
