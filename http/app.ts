@@ -41,6 +41,7 @@ import agentCheckoutRoutes from './routes/agent-checkout.ts';
 import checkoutSessionRoutes from './routes/checkout-sessions.ts';
 import ucpProfileRoutes from './routes/ucp-profile.ts';
 import ucpCheckoutSessionRoutes from './routes/ucp-checkout-sessions.ts';
+import ucpOrderRoutes from './routes/ucp-orders.ts';
 import merchantCheckoutSessionRoutes from './routes/merchant-checkout-sessions.ts';
 import { acpScope } from './acp-edge.ts';
 import { ucpScope } from './ucp-edge.ts';
@@ -237,11 +238,12 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
     },
     { prefix: '/api/v1/ucp/acp/:tenant_id/:org_id' },
   );
-  // UCP's checkout over REST, the same sessions: platforms authenticate with the tenant's API key (http/ucp-edge.ts).
+  // UCP's checkout (and the orders it placed) over REST, the same sessions: platforms authenticate with the tenant's API key (http/ucp-edge.ts).
   await app.register(
     async (ucp) => {
       ucpScope(ucp, acpKey);
       await ucp.register(ucpCheckoutSessionRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
+      await ucp.register(ucpOrderRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL });
     },
     { prefix: '/api/v1/ucp/shopping/:tenant_id/:org_id' },
   );

@@ -38,9 +38,12 @@ export type UcpMessageError = {
   path?: string;
 };
 
-/** UCP's `error_response` for a business outcome that leaves no checkout to answer. */
-export const ucpErrorResponse = (message: Omit<UcpMessageError, 'type'>) => ({
-  ucp: { version: UCP_VERSION, status: 'error' as const, capabilities: checkoutCapabilities() },
+/** UCP's `error_response` for a business outcome that leaves no checkout (or order) to answer. */
+export const ucpErrorResponse = (
+  message: Omit<UcpMessageError, 'type'>,
+  capabilities: Record<string, { version: string }[]> = checkoutCapabilities(),
+) => ({
+  ucp: { version: UCP_VERSION, status: 'error' as const, capabilities },
   messages: [{ type: 'error' as const, ...message }],
 });
 

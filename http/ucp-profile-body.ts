@@ -1,13 +1,16 @@
-import type { UcpPublicKey } from '../commands/acp/ucp-signing-key.ts';
+import { UCP_VERSION } from '../commands/acp/ucp-cart.ts';
+import { UCP_ORDER } from '../commands/acp/ucp-order.ts';
+import { ucpProfilePath, type UcpPublicKey } from '../commands/acp/ucp-signing-key.ts';
 import { ACP_API_VERSIONS } from './acp-edge.ts';
 
 /**
  * A tenant's UCP business profile (UCP 2026-04-08, `/.well-known/ucp`): `{ucp, signing_keys}`. It declares the two
  * checkouts we serve over the same sessions: UCP's own (`dev.ucp.shopping` over REST at the tenant's UCP base, with
  * the checkout capability and its fulfillment extension) and ACP's Agentic Checkout at the tenant's ACP address, named
- * in ACP's own namespace; and the one payment handler both take, the delegated token.
+ * in ACP's own namespace; UCP's order capability, whose events the order webhook sends; and the one payment handler
+ * both take, the delegated token.
  */
-export const UCP_VERSION = '2026-04-08';
+export { UCP_VERSION };
 /** UCP names a capability by its governing domain; ACP's specification is published at agenticcommerce.dev. */
 export const ACP_NAMESPACE = 'dev.agenticcommerce';
 export const ACP_CHECKOUT_SPEC = 'https://www.agenticcommerce.dev/docs/reference/checkout';
@@ -23,8 +26,7 @@ export const UCP_CHECKOUT = 'dev.ucp.shopping.checkout';
 export const UCP_FULFILLMENT = 'dev.ucp.shopping.fulfillment';
 const ucpDoc = (path: string) => `https://ucp.dev/${UCP_VERSION}/${path}`;
 
-/** Where a tenant's profile is served (http/routes/ucp-profile.ts). */
-export const ucpProfilePath = (tenantId: string, orgId: string) => `/api/v1/ucp/merchants/${tenantId}/${orgId}/.well-known/ucp`;
+export { ucpProfilePath };
 /** The tenant's `dev.ucp.shopping` REST endpoint: UCP's operations are relative to it (`/checkout-sessions`, …). */
 export const ucpShoppingPath = (tenantId: string, orgId: string) => `/api/v1/ucp/shopping/${tenantId}/${orgId}`;
 
@@ -78,6 +80,8 @@ export function ucpProfileBody(endpoints: { acp: string; ucp: string }, signingK
             extends: UCP_CHECKOUT,
           },
         ],
+        // Order events go to the platform's webhook (consumers/checkout/checkout-notifier.ts).
+        [UCP_ORDER]: [{ version: UCP_VERSION, spec: ucpDoc('specification/order'), schema: ucpDoc('schemas/shopping/order.json') }],
         [`${ACP_NAMESPACE}.checkout`]: [{ version: acpVersion, spec: ACP_CHECKOUT_SPEC }],
       },
       payment_handlers: paymentHandlers(),

@@ -145,6 +145,48 @@ export const ucpCheckout = z.object({
 });
 export type UcpCheckout = z.infer<typeof ucpCheckout>;
 
+const lineRef = z.object({ id: z.string(), quantity: z.number().int() });
+
+/** UCP's order (`order.json`), as `ucpOrderOf` (commands/acp/ucp-order.ts) builds it. */
+export const ucpOrder = z.object({
+  ucp: ucpMeta.partial({ status: true }),
+  id: z.string(),
+  checkout_id: z.string(),
+  permalink_url: z.string(),
+  currency: z.string(),
+  line_items: z.array(
+    z.object({
+      id: z.string(),
+      item: z.object({ id: z.string(), title: z.string(), price: z.number().int() }),
+      quantity: z.object({ original: z.number().int(), total: z.number().int(), fulfilled: z.number().int() }),
+      totals: z.array(total),
+      status: z.enum(['processing', 'partial', 'fulfilled', 'removed']),
+    }),
+  ),
+  fulfillment: z.object({
+    expectations: z.array(
+      z.object({
+        id: z.string(),
+        line_items: z.array(lineRef),
+        method_type: z.enum(['shipping', 'pickup', 'digital']),
+        destination: z.record(z.string(), z.string()),
+        description: z.string().optional(),
+      }),
+    ),
+    events: z.array(z.object({ id: z.string(), occurred_at: z.string(), type: z.string(), line_items: z.array(lineRef) })),
+  }),
+  adjustments: z.array(
+    z.object({
+      id: z.string(),
+      type: z.string(),
+      occurred_at: z.string(),
+      status: z.enum(['pending', 'completed', 'failed']),
+      line_items: z.array(lineRef),
+    }),
+  ),
+  totals: z.array(total),
+});
+
 /** UCP's `error_response`: a business outcome with no checkout to answer. */
 export const ucpErrorResponse = z.object({ ucp: ucpMeta, messages: z.array(message).min(1), continue_url: z.string().optional() });
 /** A protocol error's body (UCP's REST binding: the HTTP status with `code` and `content`). */
@@ -159,6 +201,15 @@ export const ucpResponses = (status: 200 | 201) => ({
   429: ucpProtocolError,
   503: ucpProtocolError,
 });
+
+/** 200: an order or an `error_response` (the OpenAPI's `order_response`); otherwise a protocol error. */
+export const ucpOrderResponses = {
+  200: z.union([ucpOrder, ucpErrorResponse]),
+  400: ucpProtocolError,
+  401: ucpProtocolError,
+  429: ucpProtocolError,
+  503: ucpProtocolError,
+};
 
 export const ucpHeaders = z.object({
   'x-api-key': z.string().describe('The tenant’s API key (GET /api/v1/ucp/agent-checkout, `api_key`)'),

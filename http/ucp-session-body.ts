@@ -1,4 +1,5 @@
-import { cartProblems, cartTotals, exactMinorUnits, type Cart } from '../commands/acp/checkout-cart.ts';
+import { cartProblems, type Cart } from '../commands/acp/checkout-cart.ts';
+import { minorUnits, ucpAddressOf, ucpLinesOf, ucpTotalsOf } from '../commands/acp/ucp-cart.ts';
 import type { CheckoutStatus } from '../commands/acp/checkout-session.ts';
 import type { CatalogFeedSettings } from '../commands/ucp/feed-settings.ts';
 import type { CheckoutSessionRow } from '../projections/checkout/checkout-queries.ts';
@@ -24,13 +25,6 @@ const SHIPPING_METHOD = 'shipping';
 const PACKAGE = 'package';
 const DESTINATION = 'destination';
 
-const minor = (amount: string, currency: string): number => {
-  const units = exactMinorUnits(amount, currency);
-  // The edge prices only variants whose price is exact in minor units, so totals of them are too.
-  if (units === undefined) throw new Error(`${amount} ${currency} is not exact in minor units`);
-  return units;
-};
-
 /** The cart's problems say where in ACP's session they are; in UCP's, the same thing is here. */
 const ucpPath = (param: string): string =>
   param === '$.fulfillment_details.address' ? UCP_DESTINATION_PATH : param === '$.selected_fulfillment_options' ? UCP_OPTION_PATH : param;
@@ -45,29 +39,11 @@ const policyLinks = (settings: CatalogFeedSettings | null): UcpCheckout['links']
     ] as const
   ).flatMap(([type, url]) => (url ? [{ type, url }] : []));
 
-type AcpAddress = { name?: string; line_one: string; line_two?: string; city: string; state: string; country: string; postal_code: string };
-
-/** The session's shipping address (ACP `FulfillmentDetails.address`) as a UCP shipping destination. */
+/** The session's shipping address as the one destination of the shipping method. */
 const destinationOf = (fulfillmentDetails: string | null): Record<string, string> | undefined => {
-  const details = fulfillmentDetails ? (JSON.parse(fulfillmentDetails) as { phone_number?: string; address?: AcpAddress }) : undefined;
-  const address = details?.address;
-  if (!address) return undefined;
-  const [first, ...rest] = (address.name ?? '').trim().split(/\s+/).filter(Boolean);
-  return {
-    id: DESTINATION,
-    street_address: address.line_one,
-    ...(address.line_two ? { extended_address: address.line_two } : {}),
-    address_locality: address.city,
-    ...(address.state ? { address_region: address.state } : {}),
-    address_country: address.country,
-    postal_code: address.postal_code,
-    ...(first ? { first_name: first } : {}),
-    ...(rest.length > 0 ? { last_name: rest.join(' ') } : {}),
-    ...(details.phone_number ? { phone_number: details.phone_number } : {}),
-  };
+  const address = ucpAddressOf(fulfillmentDetails);
+  return address ? { id: DESTINATION, ...address } : undefined;
 };
-
-const lineItemId = (itemId: string) => `li_${itemId}`;
 
 export function ucpSessionBody(
   row: CheckoutSessionRow,
@@ -77,19 +53,13 @@ export function ucpSessionBody(
 ): UcpCheckout {
   const cart: Cart = row.cart;
   const { currency } = cart;
-  const { lineTotals, subtotal, shippingTotal, total } = cartTotals(cart);
-  const line_items = cart.lines.map((line, index) => {
-    const amount = minor(lineTotals[index] ?? '0', currency);
-    return {
-      id: lineItemId(line.itemId),
-      item: { id: line.itemId, title: line.name, price: minor(line.unitPrice, currency) },
-      quantity: line.quantity,
-      totals: [
-        { type: 'subtotal', amount },
-        { type: 'total', amount },
-      ],
-    };
-  });
+  const line_items = ucpLinesOf(cart).map(({ amount, ...line }) => ({
+    ...line,
+    totals: [
+      { type: 'subtotal', amount },
+      { type: 'total', amount },
+    ],
+  }));
   const lineIds = line_items.map((line) => line.id);
   const selected = cart.shippingOptions.find((option) => option.id === cart.selectedOptionId);
   const destination = destinationOf(cart.fulfillmentDetails);
@@ -101,11 +71,7 @@ export function ucpSessionBody(
     currency,
     line_items,
     ...(cart.buyer ? { buyer: JSON.parse(cart.buyer) as Record<string, unknown> } : {}),
-    totals: [
-      { type: 'subtotal', amount: minor(subtotal, currency) },
-      ...(selected ? [{ type: 'fulfillment', amount: minor(shippingTotal, currency) }] : []),
-      { type: 'total', amount: minor(total, currency) },
-    ],
+    totals: ucpTotalsOf(cart),
     // What stops completion matters only while the session can still be completed.
     messages: [
       ...(open
@@ -136,7 +102,7 @@ export function ucpSessionBody(
               options: cart.shippingOptions.map((option) => ({
                 id: option.id,
                 title: option.title,
-                totals: [{ type: 'total', amount: minor(option.price, currency) }],
+                totals: [{ type: 'total', amount: minorUnits(option.price, currency) }],
               })),
             },
           ],

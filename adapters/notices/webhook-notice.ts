@@ -7,12 +7,19 @@ import { webhookNoticeHeaders, type NoticeSecrets } from './webhook-signature.ts
 export { webhookSignature, type NoticeSecrets } from './webhook-signature.ts';
 export type { NoticeOutcome } from './notice-delivery.ts';
 
-export type WebhookNotice = {
+/** How an attempt is signed: Standard Webhooks' headers, or a protocol's own. */
+type NoticeSigning =
+  | {
+      /** The tenant's `whsec_` notice secrets: the current one, then the previous one while its grace lasts. */
+      secrets: NoticeSecrets;
+    }
+  | {
+      /** A protocol's own signature headers for an attempt (ACP's `Merchant-Signature`, UCP's RFC 9421 signature). */
+      signedHeaders: (rawBody: string, timestamp: number) => Record<string, string>;
+    };
+
+export type WebhookNotice = NoticeSigning & {
   url: string;
-  /** The tenant's `whsec_` notice secrets: the current one, then the previous one while its grace lasts. */
-  secrets: NoticeSecrets;
-  /** A protocol's own signature headers for an attempt instead of Standard Webhooks' (ACP's `Merchant-Signature`). */
-  signedHeaders?: (rawBody: string, timestamp: number) => Record<string, string>;
   /** The JSON text to send, exactly as signed (`noticeBody(notice)`). */
   body: string;
   /** The notice's id (the export's): the same on every attempt, so the receiver can dedupe. */
@@ -79,7 +86,7 @@ async function attempt(notice: WebhookNotice, fetchImpl: typeof fetch): Promise<
     const response = await fetchImpl(notice.url, {
       method: 'POST',
       headers: {
-        ...(notice.signedHeaders
+        ...('signedHeaders' in notice
           ? { 'content-type': 'application/json', ...notice.signedHeaders(notice.body, timestamp) }
           : webhookNoticeHeaders(notice.secrets, notice.id, notice.body, timestamp)),
         'user-agent': 'commerce-ledger-notices/1',

@@ -9,6 +9,9 @@ import { createECDH, createHash, createHmac, createPrivateKey, type KeyObject } 
 export type UcpPublicKey = { kid: string; kty: 'EC'; crv: 'P-256'; x: string; y: string; use: 'sig'; alg: 'ES256' };
 export type UcpSigningKey = { publicJwk: UcpPublicKey; privateKey: KeyObject };
 
+/** Where a tenant's profile, and so its public keys, is served (http/routes/ucp-profile.ts), under the public base URL. */
+export const ucpProfilePath = (tenantId: string, orgId: string) => `/api/v1/ucp/merchants/${tenantId}/${orgId}/.well-known/ucp`;
+
 const b64url = (bytes: Buffer): string => bytes.toString('base64url');
 
 /** RFC 7638 thumbprint of an EC public key: SHA-256 of its required members in lexicographic order. */

@@ -19,7 +19,13 @@ const agentCheckout = z.object({
   api_versions: z.array(z.string()),
   api_key: z.string().describe('Authorization: Bearer <api_key>'),
   signing_secret: z.string().describe('Signature: base64url HMAC-SHA256 of `<Timestamp>.<METHOD>.<path>.<raw body>`'),
-  webhook_url: z.string().nullable().describe('Where order events are posted (ACP order webhook); null: nowhere'),
+  webhook_url: z.string().nullable().describe('Where order events of ACP sessions are posted (ACP order webhook); null: nowhere'),
+  ucp_order_webhook_url: z
+    .string()
+    .nullable()
+    .describe(
+      "Where order events of UCP sessions are posted (UCP order webhook, signed with RFC 9421 by the profile's signing key); null: nowhere",
+    ),
   webhook_secret: z
     .string()
     .describe('Verifies the order events we post: Merchant-Signature `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`'),
@@ -40,6 +46,7 @@ export default async function agentCheckoutRoutes(fastify: FastifyInstance, { ke
       api_key: apiKey,
       signing_secret: signingSecret,
       webhook_url: settings?.webhook_url ?? null,
+      ucp_order_webhook_url: settings?.ucp_order_webhook_url ?? null,
       webhook_secret: webhookSecret,
       version: current,
       ucp_profile_url: new URL(ucpProfilePath(tenantId, orgId), publicBaseUrl).toString(),
@@ -49,7 +56,7 @@ export default async function agentCheckoutRoutes(fastify: FastifyInstance, { ke
   app.put('/agent-checkout', {
     schema: {
       tags: ['agentic checkout (ACP)'],
-      summary: "Sets where the tenant's agent platform receives order events (ACP order webhook)",
+      summary: "Sets where the tenant's agent platform (ACP) and UCP platform receive order events (order webhooks)",
       headers: standardHeaders,
       body: z
         .object({
@@ -57,13 +64,20 @@ export default async function agentCheckoutRoutes(fastify: FastifyInstance, { ke
             .url({ protocol: /^https?$/ })
             .max(2_000)
             .nullable(),
+          // The `webhook_url` of the platform's order capability config (UCP); left out: kept as it is.
+          ucp_order_webhook_url: z
+            .url({ protocol: /^https?$/ })
+            .max(2_000)
+            .nullable()
+            .optional(),
         })
         .strict(),
       response: { 200: agentCheckout, ...errorResponses },
     },
     handler: async (request) => {
       const { tenantId, orgId } = request.principal;
-      const data = { agentCheckoutId: agentCheckoutIdOf(tenantId, orgId), webhookUrl: request.body.webhook_url };
+      const { webhook_url: webhookUrl, ucp_order_webhook_url: ucpOrderWebhookUrl } = request.body;
+      const data = { agentCheckoutId: agentCheckoutIdOf(tenantId, orgId), webhookUrl, ucpOrderWebhookUrl };
       await app.ledger.execute(request, agentCheckoutAggregate, { type: 'ConfigureAgentCheckout', data });
       return read(request);
     },

@@ -50,4 +50,13 @@ export const checkoutMigrations: ProjectionMigration[] = [
       });
     },
   },
+  {
+    // The UCP platform's order webhook (null: none), beside the agent platform's.
+    name: '003-ucp-order-webhook',
+    up: async (db, schema) => {
+      await db.schema.withSchema(schema).alterTable('agent_checkouts', (t) => {
+        t.text('ucp_order_webhook_url');
+      });
+    },
+  },
 ];

@@ -93,6 +93,7 @@ const handlers: EventHandlers<CheckoutSessionEvent | AgentCheckoutEvent> = {
       tenant_id: event.envelope.tenantId,
       org_id: event.envelope.orgId,
       webhook_url: event.data.webhookUrl,
+      ucp_order_webhook_url: event.data.ucpOrderWebhookUrl ?? null,
       updated_at: at(event),
     };
     return table('agent_checkouts').insert(row).onConflict(['tenant_id', 'org_id']).merge();

@@ -31,21 +31,8 @@ export type CheckoutSessionRow = {
 export const findCheckoutSession = (db: Knex, { tenantId, orgId }: Scope, id: string): Promise<CheckoutSessionRow | undefined> =>
   db(`${schema}.checkout_sessions`).where({ tenant_id: tenantId, org_id: orgId, id }).first();
 
-export const findAgentCheckout = (db: Knex, { tenantId, orgId }: Scope): Promise<{ webhook_url: string | null } | undefined> =>
-  db(`${schema}.agent_checkouts`).where({ tenant_id: tenantId, org_id: orgId }).first('webhook_url');
-
-export type OwedOrderNotice = CheckoutSessionRow & { webhook_url: string };
-
-/** Completed sessions whose order_create notice has no recorded outcome, for tenants with an agent webhook. */
-export const orderNoticesOwed = (db: Knex, limit: number): Promise<OwedOrderNotice[]> =>
-  db
-    .select('s.*', 'a.webhook_url')
-    .from(`${schema}.checkout_sessions as s`)
-    .join(`${schema}.agent_checkouts as a`, function () {
-      this.on('a.tenant_id', 's.tenant_id').andOn('a.org_id', 's.org_id');
-    })
-    .where('s.status', 'completed')
-    .whereNull('s.notice')
-    .whereNotNull('a.webhook_url')
-    .orderBy('s.updated_at')
-    .limit(limit);
+export const findAgentCheckout = (
+  db: Knex,
+  { tenantId, orgId }: Scope,
+): Promise<{ webhook_url: string | null; ucp_order_webhook_url: string | null } | undefined> =>
+  db(`${schema}.agent_checkouts`).where({ tenant_id: tenantId, org_id: orgId }).first('webhook_url', 'ucp_order_webhook_url');

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
-export type ReceivedHook = { headers: IncomingHttpHeaders; body: string; at: number };
+/** `path`: the request target as received (path and query). */
+export type ReceivedHook = { method: string; path: string; headers: IncomingHttpHeaders; body: string; at: number };
 export type ReceivedMail = { from: string; to: string[]; raw: string };
 
 /** A real HTTP receiver on a port of its own: answers with the scripted statuses in turn (200 once they run out). */
@@ -14,7 +15,8 @@ export async function startHookReceiver() {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const { method = '', url = '', headers } = request;
+      received.push({ method, path: url, headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       response.writeHead(script.shift() ?? 200).end('ok');
     });
   });

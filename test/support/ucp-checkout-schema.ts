@@ -21,8 +21,11 @@ const files = (readdirSync(root, { recursive: true }) as string[]).filter(
   (name) => name.endsWith('.json') && !name.startsWith('main/') && !name.startsWith('services/'),
 );
 const published = files.map((name) => JSON.parse(readFileSync(new URL(name, root), 'utf8')) as Json);
+type Parameter = { $ref?: string; name?: string; in?: string; required?: boolean; schema?: { type?: string; format?: string } };
 const openapi = JSON.parse(readFileSync(new URL('services/shopping/rest.openapi.json', root), 'utf8')) as {
   paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  webhooks: Record<string, { post: { parameters: Parameter[] } }>;
+  components: { parameters: Record<string, Parameter> };
 };
 
 const BASE = 'https://ucp.dev/schemas/';
@@ -77,6 +80,7 @@ const validatorOf = (ref: string): ValidateFunction => {
 const CHECKOUT = 'shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout';
 const checkoutResponse = validatorOf(`${BASE}${CHECKOUT}`);
 const errorResponse = validatorOf(`${BASE}shopping/types/error_response.json`);
+const order = validatorOf(`${BASE}shopping/order.json`);
 const requests = Object.fromEntries(OPERATIONS.map((op) => [op, validatorOf(`https://ucp.dev/${op}/schemas/${CHECKOUT}`)])) as Record<
   UcpOperation,
   ValidateFunction
@@ -97,6 +101,35 @@ export const ucpRequestProblems = (operation: UcpOperation, body: unknown): stri
 export function ucpResponseProblems(body: unknown): string[] {
   const status = (body as { ucp?: { status?: string } } | null)?.ucp?.status;
   return status === 'error' ? problemsOf(errorResponse, body) : problemsOf(checkoutResponse, body);
+}
+
+/** What UCP's schema finds wrong with an order (`dev.ucp.shopping.order`), the body of its order event webhook. */
+export const ucpOrderProblems = (body: unknown): string[] => problemsOf(order, body);
+
+/** What UCP's schemas find wrong with a Get Order answer: the OpenAPI's `order_response`, an order or an `error_response`. */
+export function ucpOrderResponseProblems(body: unknown): string[] {
+  const status = (body as { ucp?: { status?: string } } | null)?.ucp?.status;
+  return status === 'error' ? problemsOf(errorResponse, body) : problemsOf(order, body);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * What is wrong with an order event webhook's headers, by the parameters UCP's OpenAPI declares for it
+ * (`webhooks.orderEvent`): each required one present, an integer where it says integer, a UUID where it says uuid.
+ */
+export function ucpOrderWebhookHeaderProblems(headers: Record<string, string | string[] | undefined>): string[] {
+  const declared = (openapi.webhooks.orderEvent?.post.parameters ?? []).map((parameter) =>
+    parameter.$ref ? (openapi.components.parameters[parameter.$ref.split('/').pop() ?? ''] ?? {}) : parameter,
+  );
+  return declared.flatMap(({ name = '', required, schema }) => {
+    const value = headers[name.toLowerCase()];
+    if (value === undefined) return required ? [`${name} is required`] : [];
+    if (typeof value !== 'string') return [`${name} is sent more than once`];
+    if (schema?.type === 'integer' && !/^\d+$/.test(value)) return [`${name} is not an integer`];
+    if (schema?.format === 'uuid' && !UUID.test(value)) return [`${name} is not a UUID`];
+    return [];
+  });
 }
 
 /**

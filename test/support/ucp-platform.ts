@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import {
   ucpDeclaresStatus,
+  ucpOrderResponseProblems,
   ucpProtocolErrorProblems,
   ucpRequestProblems,
   ucpResponseProblems,
@@ -13,7 +14,7 @@ import {
  * profile declares, with its API key (`X-API-Key`), its own profile in `UCP-Agent`, a `Request-Id`, and an
  * `Idempotency-Key` (UUID) on every write. Every request body is checked against UCP's request schema for its operation
  * before it is sent; every answer after: a 2xx the OpenAPI declares for the operation, its body a checkout or an
- * `error_response`, or else a protocol error `{code, content}`.
+ * `error_response` (an order or an `error_response` for Get Order), or else a protocol error `{code, content}`.
  */
 /** `raw`: the body as received, which the business's signature covers. */
 export type UcpAnswer = { status: number; body: any; headers: Headers; raw: string };
@@ -27,6 +28,7 @@ export type UcpOptions = {
 export const PLATFORM_PROFILE = 'https://platform.example/.well-known/ucp';
 
 const operationOf = (method: string, path: string): { operation?: UcpOperation; openapiPath: string } => {
+  if (path.startsWith('/orders/')) return { openapiPath: '/orders/{id}' };
   if (path === '/checkout-sessions') return { operation: 'create', openapiPath: path };
   const action = /\/(complete|cancel)$/.exec(path)?.[1];
   if (action === 'complete') return { operation: 'complete', openapiPath: '/checkout-sessions/{id}/complete' };
@@ -57,7 +59,8 @@ export function ucpPlatform(endpoint: string, apiKey: string) {
     const at = `${method} ${path} → ${answer.status} ${text.slice(0, 500)}`;
     if (answer.status < 300) {
       expect(ucpDeclaresStatus(method, openapiPath, answer.status), at).toBe(true);
-      expect(ucpResponseProblems(answer.body), at).toEqual([]);
+      const problems = openapiPath === '/orders/{id}' ? ucpOrderResponseProblems(answer.body) : ucpResponseProblems(answer.body);
+      expect(problems, at).toEqual([]);
     } else expect(ucpProtocolErrorProblems(answer.body), at).toEqual([]);
     return answer;
   };
@@ -67,5 +70,6 @@ export function ucpPlatform(endpoint: string, apiKey: string) {
     update: (id: string, body: unknown, options?: UcpOptions) => send('PUT', `/checkout-sessions/${id}`, body, options),
     complete: (id: string, body: unknown, options?: UcpOptions) => send('POST', `/checkout-sessions/${id}/complete`, body, options),
     cancel: (id: string, options?: UcpOptions) => send('POST', `/checkout-sessions/${id}/cancel`, undefined, options),
+    getOrder: (id: string, options?: UcpOptions) => send('GET', `/orders/${id}`, undefined, options),
   };
 }

@@ -217,15 +217,27 @@ describe('checkout session decider', () => {
       .then([{ type: 'CheckoutOrderUpdateNoticeRecorded', data: { ...notice, status: 'delivered' } }]);
   });
 
-  it("sets the tenant's agent webhook, recording nothing when it is already so", () => {
+  it("sets the tenant's agent webhook and UCP order webhook, recording nothing when they are already so", () => {
     const data = { agentCheckoutId: 'a1', webhookUrl: 'https://agent.example.com/hooks' };
+    const configured = { ...data, ucpOrderWebhookUrl: null };
     const settings = DeciderSpecification.for(agentCheckoutDecider);
     settings()
       .when({ type: 'ConfigureAgentCheckout', data })
-      .then([{ type: 'AgentCheckoutConfigured', data }]);
+      .then([{ type: 'AgentCheckoutConfigured', data: configured }]);
     settings([{ type: 'AgentCheckoutConfigured', data }])
       .when({ type: 'ConfigureAgentCheckout', data })
       .thenNothingHappened();
+    // The UCP platform's webhook set; a later change of the agent's alone keeps it.
+    const ucp = { ...data, ucpOrderWebhookUrl: 'https://platform.example/webhooks/ucp/orders' };
+    settings([{ type: 'AgentCheckoutConfigured', data: configured }])
+      .when({ type: 'ConfigureAgentCheckout', data: ucp })
+      .then([{ type: 'AgentCheckoutConfigured', data: ucp }]);
+    settings([{ type: 'AgentCheckoutConfigured', data: ucp }])
+      .when({ type: 'ConfigureAgentCheckout', data: { ...data, webhookUrl: null } })
+      .then([{ type: 'AgentCheckoutConfigured', data: { ...ucp, webhookUrl: null } }]);
+    settings([{ type: 'AgentCheckoutConfigured', data: ucp }])
+      .when({ type: 'ConfigureAgentCheckout', data: { ...data, ucpOrderWebhookUrl: null } })
+      .then([{ type: 'AgentCheckoutConfigured', data: configured }]);
   });
 
   it('charges only prices its currency states exactly in minor units', () => {

@@ -71,17 +71,26 @@ describe('UCP business profile', () => {
           },
         ],
         'dev.ucp.shopping.fulfillment': [{ version: '2026-04-08', extends: 'dev.ucp.shopping.checkout' }],
+        'dev.ucp.shopping.order': [
+          {
+            version: '2026-04-08',
+            spec: 'https://ucp.dev/2026-04-08/specification/order',
+            schema: 'https://ucp.dev/2026-04-08/schemas/shopping/order.json',
+          },
+        ],
         'dev.agenticcommerce.checkout': [{ version: '2026-04-17' }],
       },
       payment_handlers: {
         'dev.acp.tokenized.card': [{ id: 'card_tokenized', config: { delegated_payment: true, captures_payment: false } }],
       },
     });
-    // Each capability is served by its service: UCP's under dev.ucp.shopping, ACP's under its own namespace.
+    // Each capability is served by its service: UCP's under dev.ucp.shopping, ACP's under its own namespace. The order
+    // capability's events go to the platform's order webhook (consumers/checkout/checkout-notifier.ts).
     expect(Object.keys(profile.ucp.capabilities).sort()).toEqual([
       'dev.agenticcommerce.checkout',
       'dev.ucp.shopping.checkout',
       'dev.ucp.shopping.fulfillment',
+      'dev.ucp.shopping.order',
     ]);
     expect(profile.signing_keys).toEqual([ucpSigningKeyOf(DEVELOPMENT_WEBHOOK_SECRET_KEY, tenantId, orgId, 0).publicJwk]);
   });
