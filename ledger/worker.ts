@@ -17,7 +17,8 @@ export type QueueSource = { kind: 'queue'; wokenBy: string[]; idlePollMs: number
  * A topic read in the worker's own consumer group (its name namespaced), from the beginning, read-committed.
  * `each-slice`: up to `recordsAtOnce` consecutive records of a partition go to `handleSlice` at once; their offsets are
  * committed once it returned; a failure retries the same slice in place with backoff (its partition waits;
- * `partitionsAtOnce` partitions side by side; the hook skips what it had finished). `manual`: each batch goes to `handleBatch`, and the worker commits what it has finished itself (`commit`).
+ * `partitionsAtOnce` partitions side by side; the hook skips what it had finished). `manual`: each batch goes to
+ * `handleBatch`, and the worker commits what it has finished itself (`commit`).
  */
 export type TopicSource = {
   kind: 'topic';
