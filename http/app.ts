@@ -166,11 +166,13 @@ export async function buildApp({ config, logger, ledger, metrics }: AppOptions):
     return reply.code(ready ? 200 : 503).send(ready ? { status: 'ready', checks } : { status: 'not_ready', failing, checks });
   });
 
+  // Platforms sign inbound webhooks with the connection owner's secret; saving a connection (below) forgets what the
+  // receiver kept of connections.
+  await app.register(webhookSecretsPlugin, { config, logger });
   // The connection provider's client and the OAuth state signer; the provider returns the browser to a public route.
   await app.register(integrationsPlugin, { config, logger });
   await app.register(oauthReturnRoutes);
-  // Platforms sign inbound webhooks with the connection owner's secret; the receiver is public and parses its own body.
-  await app.register(webhookSecretsPlugin, { config, logger });
+  // The receiver is public and parses its own body.
   await app.register(webhookReceiverRoutes, {
     workspaceSecret: config.UNIFIED_WORKSPACE_SECRET,
     recentDeliveries: config.WEBHOOK_RECENT_DELIVERIES,

@@ -23,6 +23,10 @@ export class RecentlyUsed<V> {
     this.entries.delete(key);
   }
 
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Forgets every entry whose key starts with `prefix`. */
   deletePrefixed(prefix: string): void {
     for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);

@@ -15,8 +15,9 @@ export type QueueSource = { kind: 'queue'; wokenBy: string[]; idlePollMs: number
 
 /**
  * A topic read in the worker's own consumer group (its name namespaced), from the beginning, read-committed.
- * `each-message`: a message's offset is committed once `handle` returned; a failure retries the same message in place
- * with backoff (its partition waits; `partitionsAtOnce` partitions side by side). `manual`: each batch goes to
+ * `each-slice`: up to `recordsAtOnce` consecutive records of a partition go to `handleSlice` at once; their offsets are
+ * committed once it returned; a failure retries the same slice in place with backoff (its partition waits;
+ * `partitionsAtOnce` partitions side by side; the hook skips what it had finished). `manual`: each batch goes to
  * `handleBatch`, and the worker commits what it has finished itself (`commit`).
  */
 export type TopicSource = {
@@ -25,7 +26,7 @@ export type TopicSource = {
   topics: TopicSpec[];
   /** `batched`: nobody waits on this worker, so it fetches large batches (BATCHED_FETCH). */
   fetch: 'prompt' | 'batched';
-  commit: { kind: 'each-message'; partitionsAtOnce: number } | { kind: 'manual' };
+  commit: { kind: 'each-slice'; partitionsAtOnce: number; recordsAtOnce: number } | { kind: 'manual' };
 };
 
 /** A record of a topic as a worker sees it: the Kafka client stays in ledger/. */
@@ -62,11 +63,11 @@ export type WorkerHooks = {
   round?: () => Promise<number | void>;
   /** A queue's projection has progressed: whether to wake the worker (default yes). */
   news?: (projection: string) => boolean;
-  /** `each-message` topic source: one record, done when it returns; a throw retries it. */
-  handle?: (message: TopicMessage) => Promise<void>;
+  /** `each-slice` topic source: consecutive records of one partition, done when it returns; a throw retries them all. */
+  handleSlice?: (messages: TopicMessage[]) => Promise<void>;
   /** `manual` topic source: one batch. */
   handleBatch?: (batch: TopicBatch) => Promise<void>;
-  /** A failed round (then the loop pauses a second) or a failed `handle` (then it backs off and retries the record). */
+  /** A failed round (then the loop pauses a second) or a failed `handleSlice` (then it backs off and retries the slice). */
   onError: (error: unknown, failed: { attempt: number; message?: TopicMessage }) => void;
   /** The stop has begun: abort what need not finish (a delivery the next start repeats). */
   stopping?: () => void;
@@ -167,7 +168,8 @@ class WorkerPart implements Part {
 
   private async consume(source: TopicSource): Promise<void> {
     const { kafka, namespace } = this.deps;
-    const handle = source.commit.kind === 'manual' ? this.batchHandler() : this.messageHandler(source.commit.partitionsAtOnce);
+    const { commit } = source;
+    const handle = commit.kind === 'manual' ? this.batchHandler() : this.sliceHandler(commit.partitionsAtOnce, commit.recordsAtOnce);
     const consumer: GroupConsumer = new GroupConsumer(kafka, {
       groupId: namespaced(namespace, source.groupId),
       topics: source.topics.map((topic) => namespaced(namespace, topic.name)),
@@ -194,23 +196,25 @@ class WorkerPart implements Part {
   }
 
   /**
-   * `each-message` commit: each record in order, retried in place with backoff until handled; a batch's offsets are
-   * committed once all its records are. At most `partitionsAtOnce` partitions are handled side by side.
+   * `each-slice` commit: a batch's records in order, `recordsAtOnce` at a time, each slice retried in place with backoff
+   * until handled; a batch's offsets are committed once all its records are. At most `partitionsAtOnce` partitions are
+   * handled side by side.
    */
-  private messageHandler(partitionsAtOnce: number): (batch: FetchedBatch, consumer: GroupConsumer) => Promise<void> {
-    const handle = this.required('handle');
+  private sliceHandler(partitionsAtOnce: number, recordsAtOnce: number): (batch: FetchedBatch, consumer: GroupConsumer) => Promise<void> {
+    const handle = this.required('handleSlice');
     const slots = new Slots(partitionsAtOnce);
     return (batch, consumer) =>
       slots.run(async () => {
-        for (const record of batch.messages) {
+        const messages = batch.messages.map((record) => messageOf(batch.topic, batch.partition, record));
+        for (let start = 0; start < messages.length; start += recordsAtOnce) {
           if (this.halted) return;
-          const message = messageOf(batch.topic, batch.partition, record);
+          const slice = messages.slice(start, start + recordsAtOnce);
           for (let attempt = 0; ; attempt++) {
             try {
-              await handle(message);
+              await handle(slice);
               break;
             } catch (error) {
-              this.hooks.onError(error, { attempt, message });
+              this.hooks.onError(error, { attempt, message: slice[0] });
               const until = Date.now() + backoffDelay(attempt, 200, 30_000);
               while (Date.now() < until) {
                 if (this.halted) return;
@@ -229,7 +233,7 @@ class WorkerPart implements Part {
     await this.consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partitions: [{ partition, offset }] })));
   }
 
-  private required<K extends 'handle' | 'handleBatch'>(hook: K): NonNullable<WorkerHooks[K]> {
+  private required<K extends 'handleSlice' | 'handleBatch'>(hook: K): NonNullable<WorkerHooks[K]> {
     const found = this.hooks[hook];
     if (!found) throw new Error(`worker ${this.spec.name} reads a topic but has no ${hook} hook`);
     return found.bind(this.hooks) as NonNullable<WorkerHooks[K]>;

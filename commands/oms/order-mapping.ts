@@ -7,6 +7,12 @@ import { AMOUNT_RULE, DECIMAL_TEXT, isWithinAmountBound } from '../amount.ts';
 import { amount } from './money.ts';
 
 /**
+ * Consecutive inbox events of a partition the order mapping maps side by side: their commands go out together (one
+ * external order's events still one after another). A slice that fails is retried whole, its mapped events skipped.
+ */
+export const MAPPED_AT_ONCE = 64;
+
+/**
  * The order mapping's pure part: a platform order (the `data` of an order webhook) read and checked, then turned into
  * our PlaceOrder. The worker (order-mapping-worker.ts) looks up what this needs from the read models and sends it.
  * See docs/decisions.md "Order mapping (issue 12)".

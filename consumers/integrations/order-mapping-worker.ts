@@ -14,8 +14,15 @@ import { sendCommand, type Decision } from '../../ledger/send-command.ts';
 import { sleep } from '../../ledger/sleep.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
 import { defineWorker, type TopicMessage, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
-import { mappedOrderId, mappingKindOf, parsePlatformOrder, placeOrderFrom, requestedStatusOf } from '../../commands/oms/order-mapping.ts';
-import { mappingConnection, matchLines, orderStatusOf } from './order-mapping-lookups.ts';
+import {
+  mappedOrderId,
+  MAPPED_AT_ONCE,
+  mappingKindOf,
+  parsePlatformOrder,
+  placeOrderFrom,
+  requestedStatusOf,
+} from '../../commands/oms/order-mapping.ts';
+import { mappingConnection, matchLines, orderStatusOf, type MappingConnection } from './order-mapping-lookups.ts';
 
 /** How long an update waits for its order to leave `pending` (the reservation) before the event is tried again. */
 const DECIDED_WAIT_MS = 15_000;
@@ -29,16 +36,24 @@ class NotYet extends Error {}
 
 type Owner = Pick<EventEnvelope, 'tenantId' | 'orgId' | 'correlationId'>;
 
+/** One inbox (or re-driven) event to map, with where it is in its partition. */
+type Mappable = { key: string; envelope: EventEnvelope; delivery: InboundDelivery; kind: 'created' | 'updated' };
+type Connections = Map<string, Promise<MappingConnection | undefined>>;
+
 /**
  * The order mapping (issue 12): consumes the webhook inbox (and re-driven dead letters) in its own consumer group and
  * turns each platform order event into commands to the order aggregate, whose id derives from the connection and the
  * external order id, so a redelivered, duplicated or re-driven event lands on the same order and changes nothing.
- * An event's offset is committed only once its commands' outcomes are known: a failure retries the same event in
- * place with backoff (the partition waits: one external order's events stay in order); an event that can never be
- * mapped is dead-lettered and the partition moves on.
+ * Up to MAPPED_AT_ONCE consecutive events of a partition are mapped side by side, in waves: the first event of each
+ * external order (inbox id) in the first, its next in the second, and so on, so one external order's events stay in
+ * order. Their offsets are committed only once their commands' outcomes are known: a failure retries the slice in
+ * place with backoff, skipping the events already mapped and holding back the failed one's successors; an event that
+ * can never be mapped is dead-lettered and the partition moves on.
  */
 class OrderMappingWorker implements WorkerHooks {
   private readonly deps: WorkerDeps;
+  /** Events mapped in a slice that has not finished yet (a retry of the slice skips them). */
+  private readonly mapped = new Set<string>();
 
   constructor(private readonly context: WorkerContext) {
     this.deps = context.deps;
@@ -52,39 +67,76 @@ class OrderMappingWorker implements WorkerHooks {
       'order mapping could not finish an event; trying it again',
     );
 
-  readonly handle = async ({ topic, partition, offset, value }: TopicMessage): Promise<void> => {
-    if (!value) return;
+  readonly handleSlice = async (messages: TopicMessage[]): Promise<void> => {
+    const waves: Mappable[][] = [];
+    const depth = new Map<string, number>();
+    for (const message of messages) {
+      const mappable = await this.mappableOf(message);
+      if (!mappable || this.mapped.has(mappable.key)) continue;
+      const wave = depth.get(mappable.delivery.inboxId) ?? 0;
+      depth.set(mappable.delivery.inboxId, wave + 1);
+      (waves[wave] ??= []).push(mappable);
+    }
+    const failed = new Map<string, unknown>();
+    const connections: Connections = new Map();
+    for (const wave of waves) {
+      await Promise.all(
+        wave
+          .filter(({ delivery }) => !failed.has(delivery.inboxId))
+          .map(async (mappable) => {
+            try {
+              await this.mapOrDeadLetter(mappable, connections);
+              this.mapped.add(mappable.key);
+            } catch (error) {
+              failed.set(mappable.delivery.inboxId, error);
+            }
+          }),
+      );
+    }
+    if (failed.size > 0) throw failed.values().next().value;
+    for (const message of messages) this.mapped.delete(keyOf(message));
+  };
+
+  private async mappableOf(message: TopicMessage): Promise<Mappable | undefined> {
+    const { topic, partition, offset, value } = message;
+    if (!value) return undefined;
     const event = await this.deps.codec.decode(value, { topic, partition, offset });
     let delivery: InboundDelivery;
     if (event.type === 'WebhookReceived') delivery = (event as RecordedEvent<WebhookReceived>).data;
     else if (event.type === 'InboundEventRedriven') {
       const { inboundDeadLetterId: _id, ...rest } = (event as RecordedEvent<InboundEventRedriven>).data;
       delivery = rest;
-    } else return;
+    } else return undefined;
     const kind = mappingKindOf(delivery.event);
-    if (kind === null) return;
+    return kind === null ? undefined : { key: keyOf(message), envelope: event.envelope, delivery, kind };
+  }
+
+  private async mapOrDeadLetter({ envelope, delivery, kind }: Mappable, connections: Connections): Promise<void> {
     try {
-      await this.map(event.envelope, delivery, kind);
+      await this.map(envelope, delivery, kind, connections);
     } catch (error) {
       if (!(error instanceof Unmappable)) throw error;
       this.context.log.info(
         { inboxId: delivery.inboxId, deliveryId: delivery.deliveryId, reason: error.message },
         'inbound event dead-lettered',
       );
-      await this.command(event.envelope, inboundDeadLetterAggregate, {
+      await this.command(envelope, inboundDeadLetterAggregate, {
         type: 'DeadLetterInboundEvent',
         data: { inboundDeadLetterId: inboundDeadLetterIdOf(delivery.inboxId, delivery.deliveryId), ...delivery, reason: error.message },
       });
     }
-  };
+  }
 
-  private async map(owner: EventEnvelope, delivery: InboundDelivery, kind: 'created' | 'updated'): Promise<void> {
+  private async map(owner: EventEnvelope, delivery: InboundDelivery, kind: 'created' | 'updated', connections: Connections): Promise<void> {
     const parsed = parsePlatformOrder(delivery.payload, delivery.externalId);
     if (!parsed.ok) throw new Unmappable(parsed.reason);
     const { order } = parsed;
     const { db } = this.deps;
     const scope = { tenantId: owner.tenantId, orgId: owner.orgId };
-    const connection = await mappingConnection(db, delivery.connectionId);
+    // One read per connection per slice: its events are mostly one connection's.
+    let read = connections.get(delivery.connectionId);
+    if (!read) connections.set(delivery.connectionId, (read = mappingConnection(db, delivery.connectionId)));
+    const connection = await read;
     if (!connection) {
       if (Date.now() - owner.occurredAt > UNKNOWN_CONNECTION_AFTER_MS)
         throw new Unmappable(`connection ${delivery.connectionId} is unknown`);
@@ -136,10 +188,12 @@ class OrderMappingWorker implements WorkerHooks {
   }
 }
 
+const keyOf = ({ topic, partition, offset }: TopicMessage): string => `${topic}/${partition}/${offset}`;
+
 const describe = (reply: Extract<CommandReply, { outcome: 'rejected' }>): string =>
   [reply.error.message, ...reply.error.details.map((d) => `${d.path} ${d.message}`)].join('; ');
 
-/** The order mapping: `concurrency` inbox partitions mapped side by side (each partition in order). */
+/** The order mapping: `concurrency` inbox partitions mapped side by side (each partition in order, MAPPED_AT_ONCE at a time). */
 export const orderMappingWorker = (concurrency = 8): Worker =>
   defineWorker({
     name: 'order-mapping',
@@ -149,7 +203,7 @@ export const orderMappingWorker = (concurrency = 8): Worker =>
       groupId: 'commerce-ledger.order-mapping',
       topics: [inboxAggregate.events, inboundDeadLetterAggregate.events],
       fetch: 'prompt',
-      commit: { kind: 'each-message', partitionsAtOnce: concurrency },
+      commit: { kind: 'each-slice', partitionsAtOnce: concurrency, recordsAtOnce: MAPPED_AT_ONCE },
     },
     hooks: (context) => new OrderMappingWorker(context),
   });

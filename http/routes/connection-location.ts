@@ -44,6 +44,7 @@ export default async function connectionLocationRoutes(fastify: FastifyInstance)
         ]);
       }
       await execute(request, connectionAggregate, { type: 'SetConnectionDefaultLocation', data: { connectionId: id, locationId } });
+      app.webhookSecrets.forget();
       const row = await awaitOutcome(connectionsProjection.name, async () => {
         const found = await findOwnedConnection(db, request.principal, id);
         return found && found.default_location_id === locationId ? found : undefined;

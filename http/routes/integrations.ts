@@ -150,6 +150,7 @@ async function saveConnection(app: FastifyInstance, request: FastifyRequest, sav
     }
     throw error;
   }
+  app.webhookSecrets.forget();
   return awaitOutcome(connectionsProjection.name, () => findOwnedConnection(db, request.principal, connectionId));
 }
 
@@ -284,6 +285,7 @@ export default async function integrationRoutes(fastify: FastifyInstance, { conf
     handler: async (request) => {
       const { id } = request.params;
       await execute(request, connectionAggregate, { type: 'DisconnectConnection', data: { connectionId: id } });
+      app.webhookSecrets.forget();
       return toConnection(await awaitOutcome(connectionsProjection.name, () => findOwnedConnection(db, request.principal, id)));
     },
   });

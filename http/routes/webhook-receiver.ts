@@ -5,10 +5,10 @@ import { z } from 'zod';
 import { inboxAggregate, inboxIdOf } from '../../commands/integrations/inbox.ts';
 import { ConflictError, ValidationError, type ErrorDetail } from '../../ledger/errors.ts';
 import { RecentlyUsed } from '../../ledger/recently-used.ts';
-import { findConnectionByUnifiedId } from '../../projections/integrations/connections-queries.ts';
 import { UnauthorizedError } from '../errors.ts';
 import { tooDeepBody } from '../json-depth.ts';
 import { errorBody, text } from '../schemas.ts';
+import { NO_ONE } from './webhook-secret.ts';
 import { looksNative, nativeDelivery, nativeEventKind, verifiesNative, type NativeDelivery } from '../unified-native-delivery.ts';
 
 export const WEBHOOK_PATH = '/unified/webhook';
@@ -16,8 +16,6 @@ export const SIGNATURE_HEADER = 'x-unified-signature';
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-/** Scopes no tenant has: an unknown connection still costs a secrets lookup, as a known one does. */
-const NO_ONE = { tenantId: '00000000-0000-0000-0000-000000000000', orgId: '00000000-0000-0000-0000-000000000000' };
 
 /** One message for an unknown connection and a wrong signature: the caller must not learn which ids exist. */
 const notVerified = () => new UnauthorizedError('the X-Unified-Signature does not verify for this body and connection');
@@ -130,7 +128,7 @@ export async function webhookReceiverRoutes(
   );
 
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const { db, execute } = app.ledger;
+  const { execute } = app.ledger;
   const secrets = app.webhookSecrets;
   /** Deliveries this instance has seen into the inbox (committed), by connection: their redeliveries need no command. */
   const seen = new RecentlyUsed<true>(recentDeliveries);
@@ -162,7 +160,7 @@ export async function webhookReceiverRoutes(
   /** Each object of a verified native delivery is one inbox event, deduplicated per connection and external object. */
   async function receiveNative(request: FastifyRequest, reply: FastifyReply, delivery: NativeDelivery) {
     app.ledger.require('postgres');
-    const connection = await findConnectionByUnifiedId(db, delivery.webhook.connection_id);
+    const { connection } = await secrets.connection(delivery.webhook.connection_id);
     // Only Unified holds the workspace secret; still, an unknown connection is answered as a wrong signature.
     if (!connection) throw nativeNotVerified();
     refuseInactive(connection, 'body.webhook.connection_id');
@@ -236,9 +234,10 @@ export async function webhookReceiverRoutes(
       const externalId = externalIdOf(data);
 
       app.ledger.require('postgres');
-      const connection = await findConnectionByUnifiedId(db, unifiedConnectionId);
+      // Read once per WEBHOOK_LOOKUP_TTL_MS, an unknown id as a known one (the lookup's cost reveals no connection ids).
+      const { connection, versions } = await secrets.connection(unifiedConnectionId);
       const owner = connection ? { tenantId: connection.tenant_id, orgId: connection.org_id } : NO_ONE;
-      const known = await secrets.of(db, owner);
+      const known = secrets.inForce(owner, versions);
       const candidates = connection ? [known.current.secret, ...(known.previous ? [known.previous.secret] : [])] : [secrets.decoy()];
       // Every candidate is computed and compared: no early exit to time.
       const verified = candidates.map((secret) => matches(secret, raw, given)).some(Boolean);

@@ -10,10 +10,13 @@ import {
   webhookSecretIdOf,
   webhookSecretOf,
 } from '../../commands/integrations/webhook-secret.ts';
+import { WEBHOOK_LOOKUP_ENTRIES, WEBHOOK_LOOKUP_TTL_MS } from '../../commands/integrations/webhook-lookups.ts';
 import type { Config } from '../../config.ts';
+import { ExpiringCache } from '../../ledger/expiring-cache.ts';
 import type { Logger } from '../../ledger/logger.ts';
 import type { Scope } from '../../projections/catalog/catalog-queries.ts';
-import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
+import { findConnectionByUnifiedId, type ConnectionRow } from '../../projections/integrations/connections-queries.ts';
+import { findWebhookSecret, versionsInForce, type WebhookSecretRow } from '../../projections/integrations/webhook-secrets-queries.ts';
 import { errorResponses, standardHeaders, timestamp } from '../schemas.ts';
 
 /** A tenant and org's secrets as of `now`: the current one, and the previous one while its grace lasts. */
@@ -27,11 +30,27 @@ export type WebhookSecrets = {
   previousValidUntil: Date | null;
 };
 
+/** What a delivery naming a provider's connection id needs: the connection, and its owner's secret versions. */
+export type WebhookConnection = {
+  connection: ConnectionRow | undefined;
+  /** The owner's versions row, or (no connection) a tenant-less scope's: an unknown id costs the reads a known one does. */
+  versions: WebhookSecretRow | undefined;
+};
+
+/** Scopes no tenant has: an unknown connection still costs the reads and the secrets a known one does. */
+export const NO_ONE: Scope = { tenantId: '00000000-0000-0000-0000-000000000000', orgId: '00000000-0000-0000-0000-000000000000' };
+
 declare module 'fastify' {
   interface FastifyInstance {
     webhookSecrets: {
       /** The owner's secrets from the read model (version 0 when never rotated). */
       of(db: Knex, scope: Scope, now?: number): Promise<WebhookSecrets>;
+      /** The owner's secrets as of `now` from its versions row (as `connection` answered it). */
+      inForce(scope: Scope, versions: WebhookSecretRow | undefined, now?: number): WebhookSecrets;
+      /** The connection and its owner's versions, kept WEBHOOK_LOOKUP_TTL_MS (commands/integrations/webhook-lookups.ts). */
+      connection(unifiedConnectionId: string): Promise<WebhookConnection>;
+      /** After a change to a connection or a secret through this instance, once the read model shows it. */
+      forget(): void;
       /** A secret of no tenant, for the work an unknown connection must cost as much as a known one. */
       decoy(): string;
       graceMs: number;
@@ -46,19 +65,33 @@ export const webhookSecretsPlugin = fp(
     if (!config.WEBHOOK_SECRET_KEY) {
       logger.warn('WEBHOOK_SECRET_KEY is unset: webhook secrets derive from a public development key; set it in production');
     }
-    app.decorate('webhookSecrets', {
-      of: async (db: Knex, scope: Scope, now = Date.now()): Promise<WebhookSecrets> => {
-        const row = await findWebhookSecret(db, scope);
-        const { current, previous } = versionsInForce(row, now);
-        const secretOf = (v: number) => webhookSecretOf(key, scope.tenantId, scope.orgId, v);
-        return {
-          current: { secret: secretOf(current), version: current },
-          noticeSecret: noticeSecretOf(key, scope.tenantId, scope.orgId, current),
-          previous: previous ? { ...previous, secret: secretOf(previous.version) } : null,
-          rotatedAt: row?.rotated_at ?? null,
-          previousValidUntil: row?.previous_valid_until ?? null,
-        };
+    const inForce = (scope: Scope, row: WebhookSecretRow | undefined, now = Date.now()): WebhookSecrets => {
+      const { current, previous } = versionsInForce(row, now);
+      const secretOf = (v: number) => webhookSecretOf(key, scope.tenantId, scope.orgId, v);
+      return {
+        current: { secret: secretOf(current), version: current },
+        noticeSecret: noticeSecretOf(key, scope.tenantId, scope.orgId, current),
+        previous: previous ? { ...previous, secret: secretOf(previous.version) } : null,
+        rotatedAt: row?.rotated_at ?? null,
+        previousValidUntil: row?.previous_valid_until ?? null,
+      };
+    };
+    const { db } = app.ledger;
+    // Every delivery read these two rows; redeliveries and one connection's stream of events make them the same rows.
+    const connections = new ExpiringCache<WebhookConnection>(
+      async (unifiedConnectionId) => {
+        const connection = await findConnectionByUnifiedId(db, unifiedConnectionId);
+        const owner = connection ? { tenantId: connection.tenant_id, orgId: connection.org_id } : NO_ONE;
+        return { connection, versions: await findWebhookSecret(db, owner) };
       },
+      { ttlMs: WEBHOOK_LOOKUP_TTL_MS, entries: WEBHOOK_LOOKUP_ENTRIES },
+    );
+    app.decorate('webhookSecrets', {
+      of: async (db: Knex, scope: Scope, now = Date.now()): Promise<WebhookSecrets> =>
+        inForce(scope, await findWebhookSecret(db, scope), now),
+      inForce,
+      connection: (unifiedConnectionId: string) => connections.get(unifiedConnectionId),
+      forget: () => connections.forget(),
       decoy: () => webhookSecretOf(key, 'unknown-connection', 'unknown-connection', 0),
       graceMs: config.WEBHOOK_SECRET_GRACE_MS,
     });
@@ -128,6 +161,7 @@ export default async function webhookSecretRoutes(fastify: FastifyInstance): Pro
         type: 'RotateWebhookSecret',
         data: { webhookSecretId: webhookSecretIdOf(tenantId, orgId), graceMs: secrets.graceMs },
       });
+      secrets.forget();
       return toBody(await secrets.of(db, request.principal));
     },
   });

@@ -202,6 +202,19 @@ describe('the connection', () => {
     expect(refused.body.error.details).toEqual([{ path: 'body.connection_id', message: expect.stringContaining('DISCONNECTED') }]);
     expect(await storedAbout(externalId)).toHaveLength(0);
   });
+
+  it('delivered to, then disconnected: the next delivery is refused at once, though the receiver kept the connection', async () => {
+    const kept = await connect(ctx.tenant, standIn);
+    const before = envelope(kept.unified);
+    expect((await deliver(before, sign(secret, before))).status).toBe(200);
+    const deleted = await ctx.tenant.request('DELETE', `/api/v1/integrations/connections/${kept.id}`);
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+
+    const externalId = randomUUID();
+    const raw = envelope(kept.unified, { id: externalId });
+    expectError(await deliver(raw, sign(secret, raw)), 409, 'conflict');
+    expect(await storedAbout(externalId)).toHaveLength(0);
+  });
 });
 
 describe('the request', () => {
@@ -265,6 +278,12 @@ describe('secret rotation', () => {
     const rotating = await ctx.newTenant();
     const own = await connect(rotating, standIn);
     const old = await secretOf(rotating);
+    const delivery = (key: string) => {
+      const raw = envelope(own.unified, { id: randomUUID() });
+      return deliver(raw, sign(key, raw));
+    };
+    // The receiver now holds the connection and version 0: the rotation must replace what it holds at once.
+    expect((await delivery(old.secret)).status).toBe(200);
     const rotated = await rotating.request('POST', '/api/v1/integrations/webhook-secret/rotate');
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     expect(rotated.body).toEqual({
@@ -280,15 +299,12 @@ describe('secret rotation', () => {
     expect(validUntil - Date.parse(rotated.body.rotated_at)).toBe(GRACE_MS);
     expect(await secretOf(rotating)).toEqual(rotated.body);
 
-    const delivery = (key: string) => {
-      const raw = envelope(own.unified, { id: randomUUID() });
-      return deliver(raw, sign(key, raw));
-    };
     expect((await delivery(rotated.body.secret)).status).toBe(200);
     const inGrace = await delivery(old.secret);
     expect(Date.now()).toBeLessThan(validUntil);
     expect(inGrace.status, JSON.stringify(inGrace.body)).toBe(200);
 
+    // The end of grace is exact, though the receiver read the versions within WEBHOOK_LOOKUP_TTL_MS (5 s > GRACE_MS).
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, validUntil - Date.now()) + 200));
     expectError(await delivery(old.secret), 401, 'unauthorized');
     expect((await delivery(rotated.body.secret)).status).toBe(200);
