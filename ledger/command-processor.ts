@@ -100,9 +100,9 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   private readonly inline = new Map<string, EventRoute[]>();
 
   /**
-   * `routes`: the event routes of the service; those that read an event topic this processor writes run here, on each
-   * event as it is decided, and their commands go out in the event's transaction (their routers pass over such events):
-   * a hop, a consumer round and a transaction fewer per routed event.
+   * `routes`: the event routes of the service; those that read an event topic this processor writes and that a request
+   * may wait for (not `batched`) run here, on each event as it is decided, and their commands go out in the event's
+   * transaction (their routers pass over such events): a hop, a consumer round and a transaction fewer per routed event.
    */
   constructor(
     private readonly deps: ProcessorDeps,
@@ -121,7 +121,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       follower,
     }));
     for (const writer of this.writers()) {
-      const reading = routes.filter((route) => route.topics.some((topic) => namespaced(ns, topic.name) === writer.topic.events));
+      // A batched route's commands nobody waits for: its router's second-long rounds write them in fewer transactions.
+      const reading = routes.filter(
+        (route) => route.fetch !== 'batched' && route.topics.some((topic) => namespaced(ns, topic.name) === writer.topic.events),
+      );
       if (reading.length > 0) this.inline.set(writer.topic.events, reading);
     }
     this.partitions = new PartitionedConsumer(deps.kafka, this.groupId, signals, {
