@@ -11,6 +11,7 @@ import { useServiceAndTenant } from '../support/service-and-tenant.ts';
 import { ucpPlatform } from '../support/ucp-platform.ts';
 import { ucpResponseSignatureProblems } from '../support/ucp-signatures.ts';
 import type { Tenant } from '../support/client.ts';
+import { ucpBuyer as buyer, ucpDestination as destination } from '../support/ucp-buyer.ts';
 
 /**
  * UCP's checkout over REST (2026-04-08), driven over HTTP as a platform would: it finds the tenant's `dev.ucp.shopping`
@@ -21,16 +22,6 @@ import type { Tenant } from '../support/client.ts';
 const storageDir = mkdtempSync(path.join(tmpdir(), 'ucp-store-'));
 const ctx = useServiceAndTenant({ env: { STORAGE_DIR: storageDir, FEED_QUIET_MS: '200', FEED_MAX_DELAY_MS: '1000' } });
 
-const destination = {
-  street_address: '1 Rue de la Paix',
-  address_locality: 'Paris',
-  address_region: 'IDF',
-  address_country: 'FR',
-  postal_code: '75002',
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-};
-const buyer = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' };
 const cardPayment = (token: string) => ({
   instruments: [{ id: 'instr_1', handler_id: 'card_tokenized', type: 'card', selected: true, credential: { type: 'token', token } }],
 });

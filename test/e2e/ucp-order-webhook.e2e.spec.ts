@@ -14,6 +14,7 @@ import { ucpOrderProblems, ucpOrderWebhookHeaderProblems } from '../support/ucp-
 import { ucpPlatform } from '../support/ucp-platform.ts';
 import { ucpRequestSignatureProblems, ucpResponseSignatureProblems } from '../support/ucp-signatures.ts';
 import type { Tenant } from '../support/client.ts';
+import { ucpBuyer as buyer, ucpDestination as destination } from '../support/ucp-buyer.ts';
 
 /**
  * UCP's order capability (2026-04-08): a platform completes a UCP checkout session, and the business posts the order,
@@ -32,17 +33,6 @@ beforeAll(async () => {
   hooks = await startHookReceiver();
 });
 afterAll(() => hooks.close());
-
-const destination = {
-  street_address: '1 Rue de la Paix',
-  address_locality: 'Paris',
-  address_region: 'IDF',
-  address_country: 'FR',
-  postal_code: '75002',
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-};
-const buyer = { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' };
 
 /** The tenant's UCP platform, whose order webhook (and agent webhook, for ACP's sessions) is the receiver's. */
 async function platformOf(tenant: Tenant) {

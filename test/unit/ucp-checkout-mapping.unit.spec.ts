@@ -8,20 +8,11 @@ import { CheckoutRefused } from '../../http/checkout-refused.ts';
 import { ucpFulfillmentOf, ucpItemsOf, ucpPaymentOf } from '../../http/ucp-checkout-request.ts';
 import { platformProfileOf, ucpErrorOf } from '../../http/ucp-edge.ts';
 import { ucpSessionBody } from '../../http/ucp-session-body.ts';
+import { ucpDestination } from '../support/ucp-buyer.ts';
 import { ucpResponseProblems } from '../support/ucp-checkout-schema.ts';
 
 const [variantA, variantB, productId] = [randomUUID(), randomUUID(), randomUUID()];
-const destination = {
-  id: 'home',
-  street_address: '1 Rue de la Paix',
-  extended_address: 'Bâtiment B',
-  address_locality: 'Paris',
-  address_region: 'IDF',
-  address_country: 'FR',
-  postal_code: '75002',
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-};
+const destination = { id: 'home', ...ucpDestination, extended_address: 'Bâtiment B' };
 
 const cartOf = (overrides: Partial<Cart> = {}): Cart => ({
   currency: 'EUR',

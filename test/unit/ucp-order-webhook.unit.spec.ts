@@ -6,6 +6,7 @@ import { ucpOrderOf, type OrderMove } from '../../commands/acp/ucp-order.ts';
 import { ucpSigningKeyOf } from '../../commands/acp/ucp-signing-key.ts';
 import { ucpOrderProblems } from '../support/ucp-checkout-schema.ts';
 import { ucpRequestSignatureProblems } from '../support/ucp-signatures.ts';
+import { ucpDestination } from '../support/ucp-buyer.ts';
 
 const [variantA, variantB, productId, sessionId, orderId] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
 const address = { name: 'Ada Lovelace', line_one: '1 Rue de la Paix', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
@@ -66,15 +67,7 @@ describe("UCP's order (2026-04-08) of a completed session", () => {
           { id: `li_${variantB}`, quantity: 1 },
         ],
         method_type: 'shipping',
-        destination: {
-          street_address: '1 Rue de la Paix',
-          address_locality: 'Paris',
-          address_region: 'IDF',
-          address_country: 'FR',
-          postal_code: '75002',
-          first_name: 'Ada',
-          last_name: 'Lovelace',
-        },
+        destination: ucpDestination,
         description: 'Standard shipping',
       },
     ]);
