@@ -21,6 +21,7 @@ export {
   isTransientTransactionError,
   kafkaConnectionError,
   kafkaErrorType,
+  kafkaProtocolError,
   retryKafka,
   retryTransient,
 } from './kafka/errors.ts';
@@ -32,6 +33,7 @@ export {
   KafkaTransaction,
   partitionOfKey,
   RecordProducer,
+  TransactionAborted,
   TransactionalProducer,
   type OutgoingRecord,
   type ProducerOptions,

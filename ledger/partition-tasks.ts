@@ -9,6 +9,7 @@ import {
   kafkaErrorType,
   retryKafka,
   PROMPT_FETCH,
+  TransactionAborted,
   transactionalProducer,
   type Assignment,
   type FetchedBatch,
@@ -16,6 +17,7 @@ import {
   type Kafka,
   type TransactionalProducer,
 } from './kafka.ts';
+import { sleep } from './sleep.ts';
 import type { PartSignals } from './supervisor.ts';
 
 /**
@@ -74,6 +76,32 @@ const untilBrokersAnswer =
  */
 const GENERATION_MOVED = new Set(['ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'REBALANCE_IN_PROGRESS']);
 export const isGenerationMoved = (error: unknown): boolean => GENERATION_MOVED.has(String(kafkaErrorType(error)));
+
+/** What a broker answers while a partition's leader moves (a broker restarting or lost): the client's retries ran out. */
+const LEADER_MOVING = new Set([
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_OR_FOLLOWER',
+  'FENCED_LEADER_EPOCH',
+  'UNKNOWN_LEADER_EPOCH',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
+  'REQUEST_TIMED_OUT',
+]);
+
+/**
+ * A round the cluster refused for now (a broker away, a coordinator or a leader moving) and whose transaction was
+ * aborted: nothing of it was written and nothing of it is remembered (a round's state is kept only once committed), so
+ * its partitions are read again from what the group committed and decided again, without restarting the part (which
+ * would restore every partition's state). A failure of any other kind, or one whose transaction's outcome is unknown
+ * (the abort or the commit failed), still restarts the part.
+ */
+export const isRetriableRound = (error: unknown): boolean =>
+  isGenerationMoved(error) ||
+  (error instanceof TransactionAborted &&
+    (isBrokerAway(error) || isTransientTransactionError(error) || LEADER_MOVING.has(String(kafkaErrorType(error)))));
+
+/** How long a round refused for now waits before its partitions are read again: the cluster needs a moment. */
+const REFUSED_ROUND_PAUSE_MS = 250;
 
 /** One transaction at a time on the instance's producer: rounds and the barriers of new partitions take turns. */
 class Exclusive {
@@ -219,7 +247,8 @@ export class PartitionedConsumer<T extends PartitionTask> {
         try {
           await group.submit({ task, batch, member });
         } catch (error) {
-          if (!isGenerationMoved(error) || this.failure !== undefined) throw error;
+          if (!isRetriableRound(error) || this.failure !== undefined) throw error;
+          if (!isGenerationMoved(error)) await sleep(REFUSED_ROUND_PAUSE_MS);
           // Read the partition again from what the group committed, before the fetcher moves on past this batch.
           if (tasks.holds(task)) await consumer.rewind(batch.topic, batch.partition);
         }
@@ -267,8 +296,9 @@ export class PartitionedConsumer<T extends PartitionTask> {
 
   /**
    * Runs one round: its batches of partitions still this instance's, as the member that fetched the first of them. A
-   * round that fails because the group moved on is aborted and reported to its batches (which rewind); any other failure
-   * leaves the transaction's outcome unknown, so the part stops taking rounds and is restarted.
+   * round that fails because the group moved on, or that the cluster refused for now and was aborted
+   * (`isRetriableRound`), is reported to its batches (which rewind); any other failure may leave the transaction's
+   * outcome unknown, so the part stops taking rounds and is restarted.
    */
   private async runRound(
     round: (TaskBatch<T> & { member: GroupMember })[],
@@ -288,7 +318,7 @@ export class PartitionedConsumer<T extends PartitionTask> {
         ),
       );
     } catch (error) {
-      if (!isGenerationMoved(error)) {
+      if (!isRetriableRound(error)) {
         this.failure = error;
         if (this.producer === producer) this.signals.failed(error);
       }

@@ -1,4 +1,4 @@
-import { GenericError, MultipleErrors, NetworkError } from '@platformatic/kafka';
+import { GenericError, MultipleErrors, NetworkError, ProtocolError } from '@platformatic/kafka';
 import { sleep } from '../sleep.ts';
 
 /**
@@ -21,6 +21,9 @@ export const isKafkaError = (error: unknown): boolean => error instanceof Generi
 
 /** The error the client raises when it cannot reach a broker (for tests of what the service makes of it). */
 export const kafkaConnectionError = (message: string): Error => new NetworkError(message);
+
+/** The error the client raises when a broker answers with error `id` (`NOT_COORDINATOR`, …), for the same tests. */
+export const kafkaProtocolError = (id: string): Error => new ProtocolError(id);
 
 type Found = { apiId?: string; code?: string; errors?: unknown[]; cause?: unknown };
 

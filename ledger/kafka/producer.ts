@@ -178,21 +178,48 @@ export class KafkaTransaction {
   }
 }
 
-/** Runs `work` in one Kafka transaction: committed when it returns, aborted (and the error rethrown) when anything fails. */
+/**
+ * A transaction whose work failed and which the broker then aborted: nothing of it was written, so what it was for can
+ * be tried again. Its cause is the work's failure.
+ */
+export class TransactionAborted extends Error {
+  constructor(cause: unknown) {
+    super(`transaction aborted: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'TransactionAborted';
+  }
+}
+
+/**
+ * Runs `work` in one Kafka transaction: committed when it returns. When `work` fails the transaction is aborted and a
+ * `TransactionAborted` thrown; when the abort fails too, or the commit does (it may have landed all the same), the
+ * failure itself is thrown: the transaction's outcome is unknown.
+ */
 export async function inTransaction<T>(
   producer: TransactionalProducer,
   work: (transaction: KafkaTransaction) => Promise<T>,
   onAbortFailure: (error: unknown) => void = () => undefined,
 ): Promise<T> {
   const transaction = await producer.transaction();
+  let result: T;
   try {
-    const result = await work(transaction);
+    result = await work(transaction);
+  } catch (error) {
+    const aborted = await transaction.abort().then(
+      () => true,
+      (abortFailure: unknown) => {
+        onAbortFailure(abortFailure);
+        return false;
+      },
+    );
+    throw aborted ? new TransactionAborted(error) : error;
+  }
+  try {
     await transaction.commit();
-    return result;
   } catch (error) {
     await transaction.abort().catch(onAbortFailure);
     throw error;
   }
+  return result;
 }
 
 /** The partition the service's producers give a record keyed by `key` on a topic of `partitions`. */

@@ -8,6 +8,7 @@ import {
   quietKafka,
   readToEnd,
   retryTransient,
+  TransactionAborted,
   transactionalProducer,
   type Admin,
   type GroupMember,
@@ -90,6 +91,28 @@ describe('transactions on the real broker', () => {
     await readToEnd(kafka, topic, (batch) => values.push(...batch.messages.map((m) => m.value?.toString() ?? '')));
     expect(values).toContain('5');
     expect(values).not.toContain('9');
+  });
+
+  it('aborts a transaction whose work fails: TransactionAborted, its cause kept, nothing of it visible; the next one commits', async () => {
+    const cause = new Error('the cluster refused the round');
+    const value = `aborted-${randomUUID()}`;
+    const failed = await inTransaction(producer, async (transaction) => {
+      await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 1, key: 'k', value }] }] });
+      throw cause;
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(TransactionAborted);
+    expect((failed as TransactionAborted).cause).toBe(cause);
+    const after = `after-${randomUUID()}`;
+    await inTransaction(producer, (transaction) =>
+      transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 1, key: 'k', value: after }] }] }),
+    );
+    const values: string[] = [];
+    await readToEnd(kafka, topic, (batch) => values.push(...batch.messages.map((m) => m.value?.toString() ?? '')));
+    expect(values).toContain(after);
+    expect(values).not.toContain(value);
   });
 
   it('runs 300 rounds back to back, offsets first as a router commits them, without a failed round', async () => {
