@@ -197,15 +197,23 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
     // What this request would reserve from the stock it reads now; the session keeps the first request's (its single writer).
     const planned = row.status === 'complete_in_progress' ? undefined : await reservedLines(scope, row.cart);
     const reservation = planned && planned.short.length === 0 ? reservationLines(planned.order) : null;
-    await execute(
+    const executed = await execute(
       request,
       checkoutSessionAggregate,
       { type: 'StartCheckoutCompletion', data: { sessionId: row.id, orderId, attempt: row.attempt, buyer, reservation } },
       retry,
     );
     const started = await readSession(scope, row.id);
-    if (started.order_id !== orderId || (started.status !== 'complete_in_progress' && started.status !== 'completed'))
+    if (started.order_id !== orderId || (started.status !== 'complete_in_progress' && started.status !== 'completed')) {
+      // A retry of a completion that failed since (at its edge, or given up by the completion sweeper): that failure again.
+      const failure = started.last_failure;
+      if (executed.positions.length === 0 && OPEN.has(started.status) && failure) {
+        const met = started.cart.lines.map((line) => ({ itemId: line.itemId, available: line.available }));
+        const { refusal } = failed(started, failure.order_id, failure.reason, met);
+        throw new CheckoutRefused(400, refusal.code, failure.message, refusal.param);
+      }
       throw new CheckoutRefused(400, 'invalid_state', `a ${started.status} checkout session cannot be completed`);
+    }
     if (started.status === 'completed') return started;
 
     // Placed already (a retry after a crash, or another request for this completion): only its outcome is left to wait for.

@@ -8,7 +8,9 @@ import { completionOrderKey, completionRequestHash, withdrawOrder } from '../../
 import { checkoutSessionAggregate, type StartCheckoutCompletion } from '../../commands/acp/checkout-session.ts';
 import { inventoryAggregate } from '../../commands/oms/inventory.ts';
 import { orderAggregate, orderIdOf } from '../../commands/oms/order.ts';
+import { hashOf } from '../../http/checkout-operations.ts';
 import { keyedProducer, quietKafka } from '../../ledger/kafka.ts';
+import type { IdempotentRequest } from '../../ledger/message.ts';
 import { SYSTEM_ACTOR } from '../../ledger/send-command.ts';
 import { namespaced, type TopicSpec } from '../../ledger/topics.ts';
 import { acpAgent, acpAgentCheckout } from '../support/acp-agent.ts';
@@ -72,8 +74,15 @@ async function readySession(tenant: Tenant, shop: Shop) {
 }
 
 /** Writes a command straight to its aggregate's command topic, keyed by the aggregate, as the edge's bus does (no reply). */
-async function writeCommand(tenant: Tenant, topic: TopicSpec, aggregateId: string, input: { type: string; data: object }) {
+async function writeCommand(
+  tenant: Tenant,
+  topic: TopicSpec,
+  aggregateId: string,
+  input: { type: string; data: object },
+  idempotency?: IdempotentRequest,
+) {
   const metadata = {
+    ...(idempotency ? { idempotency } : {}),
     commandId: randomUUID(),
     tenantId: tenant.tenantId,
     orgId: tenant.orgId,
@@ -99,14 +108,22 @@ const reservationOf = (shop: Shop) => [
   { lineIndex: 1, variantId: shop.pot.variantId, locationId: shop.pot.locationId, quantity: 1 },
 ];
 
-/** What the edge's complete writes first, and only that: the session's completion started, with its stock to reserve. */
-async function startCompletionOnly(tenant: Tenant, shop: Shop, sessionId: string): Promise<string> {
+/**
+ * What the edge's complete writes first, and only that: the session's completion started, with its stock to reserve;
+ * with `key`, as the edge remembers an agent's Idempotency-Key on the session (the request hash of `complete(body)`).
+ */
+async function startCompletionOnly(tenant: Tenant, shop: Shop, sessionId: string, key?: { key: string; body: object }): Promise<string> {
   const orderId = orderIdOf(tenant.tenantId, tenant.orgId, completionOrderKey(sessionId, 0));
   const start: Pick<StartCheckoutCompletion, 'type' | 'data'> = {
     type: 'StartCheckoutCompletion',
     data: { sessionId, orderId, attempt: 0, buyer: null, reservation: reservationOf(shop) },
   };
-  await writeCommand(tenant, checkoutSessionAggregate.commands, sessionId, start);
+  const params = { tenant_id: tenant.tenantId, org_id: tenant.orgId, checkout_session_id: sessionId };
+  const idempotency = key && {
+    key: `complete:${key.key}`,
+    requestHash: hashOf({ operation: 'complete', params, body: key.body }),
+  };
+  await writeCommand(tenant, checkoutSessionAggregate.commands, sessionId, start, idempotency);
   return orderId;
 }
 
@@ -169,7 +186,9 @@ describe('an agentic checkout completion interrupted between its reservation and
 
     const { agent, sessionId } = await readySession(tenant, shop);
     const started = Date.now();
-    const orderId = await startCompletionOnly(tenant, shop, sessionId);
+    // The agent's complete, under its key, got as far as this before the service died.
+    const interrupted = { key: randomUUID(), body: { payment_data: payment } };
+    const orderId = await startCompletionOnly(tenant, shop, sessionId, interrupted);
     // Decided with no reply to wait for: the session shows it once its read model has it, and the stock held ahead.
     const inProgress = await eventually(
       async () => ok(await agent.get(sessionId), 200),
@@ -203,6 +222,11 @@ describe('an agentic checkout completion interrupted between its reservation and
     const merchantView = ok(await tenant.request('GET', `/api/v1/ucp/checkout-sessions/${sessionId}`), 200);
     expect(merchantView.status).toBe('ready_for_payment');
 
+    // The agent retries that complete with its key: that completion failed, and says so.
+    const retried = ok(await agent.complete(sessionId, interrupted.body, { idempotencyKey: interrupted.key }), 400);
+    expect(retried).toMatchObject({ code: 'processing_error', message: 'the order could not be placed' });
+    expect(await ordersOfSession(tenant, sessionId)).toEqual([]);
+
     // The agent completes again: a new attempt, its own order on stock reserved once; retried, the same answer.
     const key = randomUUID();
     const body = { payment_data: payment };
@@ -227,12 +251,13 @@ describe('an agentic checkout completion interrupted between its reservation and
     const shop = await twoFeedItems(ctx().service.baseUrl, tenant);
     const { agent, sessionId } = await readySession(tenant, shop);
     const orderId = await startCompletionOnly(tenant, shop, sessionId);
-    // Let the reservation be held, then retry as the bound passes: the edge and the sweeper take the same steps.
-    await sleep(BOUND_SECONDS * 1_000 - 400);
+    // Retries as the bound passes, while the sweeper polls: either may take the steps first (the outcome is not
+    // controlled here; the tests around this one take each way deterministically), and they must agree.
+    await sleep(BOUND_SECONDS * 1_000);
     const key = randomUUID();
     const body = { payment_data: payment };
     const answers = await Promise.all(
-      [0, 200, 400, 600, 800].map(async (delay) => {
+      [0, 150, 300, 450, 600].map(async (delay) => {
         await sleep(delay);
         return agent.complete(sessionId, body, { idempotencyKey: key });
       }),
