@@ -225,6 +225,10 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
       } catch (error) {
         // The completion sweeper gave this attempt up first (its order id withdrawn, the stock released): it failed.
         if (!(error instanceof ConflictError)) throw error;
+        // The stock it met once the release shows, as the sweeper records it.
+        await awaitOutcome(omsProjection.name, async () =>
+          (await findReservationAhead(db, orderId))?.status === 'released' ? true : undefined,
+        );
         return failCompletion(request, started, orderId, ABANDONED, await stockOf(scope, started.cart));
       }
     }
