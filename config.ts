@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { webhookSecretSettings } from './commands/integrations/webhook-secret-config.ts';
 import { bulkSettings } from './consumers/bulk/bulk-config.ts';
+import { checkoutSettings } from './consumers/checkout/checkout-config.ts';
 import { exportSettings } from './consumers/export/export-config.ts';
 import { feedSettings } from './consumers/feed/feed-config.ts';
 import { providerSettings } from './adapters/provider/provider-config.ts';
@@ -38,6 +39,7 @@ const groups = [
   exportSettings,
   storageSettings,
   feedSettings,
+  checkoutSettings,
 ] as const;
 
 const shape = {
@@ -52,6 +54,7 @@ const shape = {
   ...exportSettings.shape,
   ...storageSettings.shape,
   ...feedSettings.shape,
+  ...checkoutSettings.shape,
 };
 const secrets = groups.flatMap((group) => group.secrets);
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { bulkWorker } from '../consumers/bulk/bulk-worker.ts';
 import { exportNotifier } from '../consumers/export/export-notifier.ts';
 import { checkoutNotifier } from '../consumers/checkout/checkout-notifier.ts';
+import { completionSweeper } from '../consumers/checkout/completion-sweeper.ts';
 import { exportWorker } from '../consumers/export/export-worker.ts';
 import { DEVELOPMENT_WEBHOOK_SECRET_KEY } from '../commands/integrations/webhook-secret.ts';
 import { feedWorker } from '../consumers/feed/feed-worker.ts';
@@ -65,6 +66,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
         allowPrivateNetworks: config.NOTICE_ALLOW_PRIVATE_NETWORKS,
         noticesAtOnce: config.NOTICES_AT_ONCE,
       }),
+      completionSweeper({ afterMs: config.CHECKOUT_COMPLETION_TIMEOUT_SECONDS * 1_000, atOnce: 4 }),
       feedWorker({
         store: () => createObjectStore(config, logger),
         quietMs: config.FEED_QUIET_MS,

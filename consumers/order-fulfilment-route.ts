@@ -10,7 +10,8 @@ const toInventory = (command: CommandInput<InventoryCommand>): RoutedCommand[] =
 /**
  * The order pipeline: a placed order reserves its stock (all lines in one inventory decision), the
  * reservation's outcome confirms or rejects the order, a cancellation releases the reservation and
- * a shipment takes the reserved units out of stock. The inventory decides each once per order.
+ * a shipment takes the reserved units out of stock, a withdrawn order id (a checkout's completion given up before
+ * its order was placed) releases what was reserved ahead for it. The inventory decides each once per order.
  */
 export const orderFulfilmentRoute: EventRoute = {
   name: 'order-fulfilment',
@@ -46,6 +47,12 @@ export const orderFulfilmentRoute: EventRoute = {
         if (to === 'cancelled') return toInventory({ type: 'ReleaseStock', data: { inventoryId, orderId, lines } });
         if (to === 'shipped') return toInventory({ type: 'ShipStock', data: { inventoryId, orderId, lines } });
         return [];
+      }
+      case 'OrderWithdrawn': {
+        // A checkout's completion gave up the order before placing it: the stock reserved ahead for it is released, once.
+        const { orderId, reservationLines: lines } = event.data;
+        if (lines.length === 0) return [];
+        return toInventory({ type: 'ReleaseStock', data: { inventoryId, orderId, lines } });
       }
       default:
         return [];

@@ -2,6 +2,13 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { exactMinorUnits, shippingOf, type Cart, type CartLine, type ShippingOption } from '../commands/acp/checkout-cart.ts';
+import {
+  ABANDONED,
+  completeSession,
+  completionOrderKey,
+  completionRequestHash,
+  failCompletion as failed,
+} from '../commands/acp/checkout-completion.ts';
 import { checkoutSessionAggregate } from '../commands/acp/checkout-session.ts';
 import type { ReservationLine } from '../commands/oms/inventory.ts';
 import { orderAggregate, orderIdOf, reservationLines, type OrderLineRequest, type PlaceOrder } from '../commands/oms/order.ts';
@@ -9,10 +16,12 @@ import type { CatalogFeedSettings } from '../commands/ucp/feed-settings.ts';
 import type { IdempotentRequest } from '../ledger/message.ts';
 import { findProduct, findVariant, type Scope } from '../projections/catalog/catalog-queries.ts';
 import { findCheckoutSession, type CheckoutSessionRow } from '../projections/checkout/checkout-queries.ts';
+import { availableAt, stockOf as stockNow } from '../projections/checkout/checkout-stock.ts';
 import { feedSettingsOf, findCatalogFeed } from '../projections/feed/feed-queries.ts';
 import { omsProjection } from '../projections/oms/oms-projection.ts';
-import { findDecidedOrder, findOrder, findReservationAhead, listLevels } from '../projections/oms/oms-queries.ts';
+import { findDecidedOrder, findOrder, findReservationAhead } from '../projections/oms/oms-queries.ts';
 import { blockedProducts } from '../projections/validation/validation-queries.ts';
+import { ConflictError } from '../ledger/errors.ts';
 import { CheckoutRefused } from './checkout-refused.ts';
 import { canonical } from './idempotency-key.ts';
 import type { LedgerFacade } from './ledger-facade.ts';
@@ -64,11 +73,8 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
 
   const settingsOf = async (scope: Scope) => feedSettingsOf(await findCatalogFeed(db, scope));
 
-  const available = async (scope: Scope, variantId: string): Promise<{ locationId: string; available: number }[]> =>
-    (await listLevels(db, scope, { variant_id: variantId }))
-      .map((level) => ({ locationId: level.location_id, available: level.available }))
-      .filter((level) => level.available > 0)
-      .sort((a, b) => b.available - a.available || (a.locationId < b.locationId ? -1 : 1));
+  const available = (scope: Scope, variantId: string) => availableAt(db, scope, variantId);
+  const stockOf = (scope: Scope, cart: Cart) => stockNow(db, scope, cart);
 
   /** The currency of the item's price, when it is a variant of the tenant with one (UCP lets the merchant choose). */
   const currencyOf = async (scope: Scope, itemId: string): Promise<string | undefined> => {
@@ -186,27 +192,45 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
     const scope = request.principal;
     if (row.status === 'completed') return row;
     // A retry while the order is being placed places the same one: its key names the session and the attempt.
-    const orderKey = `checkout:${row.id}:${row.attempt}`;
+    const orderKey = completionOrderKey(row.id, row.attempt);
     const orderId = row.status === 'complete_in_progress' && row.order_id ? row.order_id : orderIdOf(scope.tenantId, scope.orgId, orderKey);
     // What this request would reserve from the stock it reads now; the session keeps the first request's (its single writer).
     const planned = row.status === 'complete_in_progress' ? undefined : await reservedLines(scope, row.cart);
     const reservation = planned && planned.short.length === 0 ? reservationLines(planned.order) : null;
-    await execute(
+    const executed = await execute(
       request,
       checkoutSessionAggregate,
       { type: 'StartCheckoutCompletion', data: { sessionId: row.id, orderId, attempt: row.attempt, buyer, reservation } },
       retry,
     );
     const started = await readSession(scope, row.id);
-    if (started.order_id !== orderId || (started.status !== 'complete_in_progress' && started.status !== 'completed'))
+    if (started.order_id !== orderId || (started.status !== 'complete_in_progress' && started.status !== 'completed')) {
+      // A retry of a completion that failed since (at its edge, or given up by the completion sweeper): that failure again.
+      const failure = started.last_failure;
+      if (executed.positions.length === 0 && OPEN.has(started.status) && failure) {
+        const met = started.cart.lines.map((line) => ({ itemId: line.itemId, available: line.available }));
+        const { refusal } = failed(started, failure.order_id, failure.reason, met);
+        throw new CheckoutRefused(400, refusal.code, failure.message, refusal.param);
+      }
       throw new CheckoutRefused(400, 'invalid_state', `a ${started.status} checkout session cannot be completed`);
+    }
     if (started.status === 'completed') return started;
 
     // Placed already (a retry after a crash, or another request for this completion): only its outcome is left to wait for.
     if (!(await findOrder(db, scope, orderId))) {
       const held = await reservedAhead(scope, started, orderId, planned?.short);
       if ('short' in held) return failCompletion(request, started, orderId, 'out_of_stock', held.short);
-      await placeOrder(request, payment, started, orderId, orderKey, held.lines);
+      try {
+        await placeOrder(request, payment, started, orderId, orderKey, held.lines);
+      } catch (error) {
+        // The completion sweeper gave this attempt up first (its order id withdrawn, the stock released): it failed.
+        if (!(error instanceof ConflictError)) throw error;
+        // The stock it met once the release shows, as the sweeper records it.
+        await awaitOutcome(omsProjection.name, async () =>
+          (await findReservationAhead(db, orderId))?.status === 'released' ? true : undefined,
+        );
+        return failCompletion(request, started, orderId, ABANDONED, await stockOf(scope, started.cart));
+      }
     }
     const order = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, scope, orderId));
     if (order.status === 'rejected') {
@@ -214,12 +238,8 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
       return failCompletion(request, started, orderId, order.rejection?.reason ?? 'rejected', short);
     }
     // Keyed by the order: every request that placed it completes the session once; the others wait for that completion.
-    await execute(
-      request,
-      checkoutSessionAggregate,
-      { type: 'CompleteCheckoutSession', data: { sessionId: started.id, orderId } },
-      { key: `completed:${orderId}`, requestHash: orderId },
-    );
+    const completion = completeSession(started.id, orderId);
+    await execute(request, checkoutSessionAggregate, completion.command, completion.retry);
     return readSession(scope, started.id);
   }
 
@@ -261,7 +281,7 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
       orderId,
       idempotencyKey: orderKey,
       // Constant per attempt: retries may split lines over locations differently, and must meet the first order.
-      requestHash: createHash('sha256').update(orderKey).digest('hex'),
+      requestHash: completionRequestHash(orderKey),
       currency: started.cart.currency,
       customerId: null,
       salesChannel: channel,
@@ -330,13 +350,6 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
     return { order, short };
   }
 
-  async function stockOf(scope: Scope, cart: Cart): Promise<{ itemId: string; available: number }[]> {
-    const stock = [];
-    for (const line of cart.lines)
-      stock.push({ itemId: line.itemId, available: (await available(scope, line.itemId)).reduce((sum, l) => sum + l.available, 0) });
-    return stock;
-  }
-
   /** Records why the attempt failed (the session reopens with the stock it met) and refuses the completion. */
   async function failCompletion(
     request: FastifyRequest,
@@ -345,19 +358,9 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
     reason: string,
     stock: { itemId: string; available: number }[],
   ): Promise<never> {
-    const index = row.cart.lines.findIndex((line) => stock.some((s) => s.itemId === line.itemId && s.available < line.quantity));
-    const line = row.cart.lines[Math.max(0, index)];
-    const message = line ? `${line.name} is out of stock` : 'the order could not be placed';
-    await execute(request, checkoutSessionAggregate, {
-      type: 'FailCheckoutCompletion',
-      data: { sessionId: row.id, orderId, reason, message, stock },
-    });
-    throw new CheckoutRefused(
-      400,
-      reason === 'out_of_stock' || index >= 0 ? 'out_of_stock' : 'processing_error',
-      message,
-      `$.line_items[${Math.max(0, index)}]`,
-    );
+    const { command, refusal } = failed(row, orderId, reason, stock);
+    await execute(request, checkoutSessionAggregate, command);
+    throw new CheckoutRefused(400, refusal.code, refusal.message, refusal.param);
   }
 
   return { settingsOf, currencyOf, readSession, open, revise, complete, cancel };

@@ -91,12 +91,22 @@ export type OrderStatusChangeRejected = Event<
   { orderId: string; current: OrderStatus; requested: string; reason: string }
 >;
 
-export type OrderEvent = OrderPlaced | OrderConfirmed | OrderRejected | OrderStatusChanged | OrderStatusChangeRejected;
+/**
+ * No order will be placed under this id: the checkout completion that reserved its stock ahead gave up before placing
+ * it (an agentic checkout swept, consumers/checkout/completion-sweeper.ts). `reservationLines`: the stock held ahead
+ * under the id, released once (the order-fulfilment route). A later PlaceOrder with the id is refused.
+ */
+export type OrderWithdrawn = Event<'OrderWithdrawn', { orderId: string; reason: string; reservationLines: ReservationLine[] }>;
+
+export type OrderEvent = OrderPlaced | OrderConfirmed | OrderRejected | OrderStatusChanged | OrderStatusChangeRejected | OrderWithdrawn;
 
 // ── State ───────────────────────────────────────────────────────────────────
 /** `reservationLines`: the stock the order holds (reserved on confirmation, until cancelled or shipped). */
+/** `Withdrawn`: never placed, and never to be (its stock reserved ahead was released). */
 export type Order =
-  { status: 'Empty' } | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string; reservationLines: ReservationLine[] };
+  | { status: 'Empty' }
+  | { status: 'Withdrawn' }
+  | { status: 'Placed'; orderStatus: OrderStatus; requestHash: string; reservationLines: ReservationLine[] };
 
 export const initialState = (): Order => ({ status: 'Empty' });
 
@@ -121,6 +131,8 @@ export const evolve = (state: Order, event: OrderEvent): Order => {
     }
     case 'OrderStatusChangeRejected':
       return state;
+    case 'OrderWithdrawn':
+      return state.status === 'Empty' ? { status: 'Withdrawn' } : state;
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -144,8 +156,10 @@ export type PlaceOrder = Command<'PlaceOrder', OrderRequest & { lines: OrderLine
 export type ConfirmOrder = Command<'ConfirmOrder', { orderId: string }>;
 export type RejectOrder = Command<'RejectOrder', OrderRejected['data']>;
 export type RequestOrderStatus = Command<'RequestOrderStatus', { orderId: string; status: RequestableStatus }>;
+/** Gives up an order id whose stock was reserved ahead and whose order was not placed: refused once it is placed. */
+export type WithdrawOrder = Command<'WithdrawOrder', OrderWithdrawn['data']>;
 
-export type OrderCommand = PlaceOrder | ConfirmOrder | RejectOrder | RequestOrderStatus;
+export type OrderCommand = PlaceOrder | ConfirmOrder | RejectOrder | RequestOrderStatus | WithdrawOrder;
 
 // ── Decide ──────────────────────────────────────────────────────────────────
 /** What the request carries, checked here too so that no command, from the edge or not, can place an order out of bounds. */
@@ -182,6 +196,10 @@ const totalProblems = (lineTotals: string[], { subtotal, total }: { subtotal: st
 };
 
 const place = ({ data }: PlaceOrder, state: Order): OrderEvent[] => {
+  if (state.status === 'Withdrawn')
+    throw new ConflictError(`order ${data.orderId} was withdrawn before it was placed: its reserved stock was released`, [
+      { path: 'body.idempotency_key', message: 'withdrawn' },
+    ]);
   if (state.status === 'Placed') {
     // The same key with the same request is the original order again: nothing new happens.
     if (state.requestHash === data.requestHash) return [];
@@ -228,6 +246,13 @@ const requestStatus = ({ data }: RequestOrderStatus, state: Order): OrderEvent[]
   return [{ type: 'OrderStatusChanged', data: { orderId: data.orderId, from: current, to: data.status, ...ended } }];
 };
 
+/** Once, and only before the order is placed: the single writer of the id decides between the order and its withdrawal. */
+const withdraw = ({ data }: WithdrawOrder, state: Order): OrderEvent[] => {
+  if (state.status === 'Withdrawn') return [];
+  if (state.status === 'Placed') throw new ConflictError(`order ${data.orderId} is placed: it cannot be withdrawn`);
+  return [{ type: 'OrderWithdrawn', data }];
+};
+
 export const decide = (command: OrderCommand, state: Order): OrderEvent[] => {
   switch (command.type) {
     case 'PlaceOrder':
@@ -238,6 +263,8 @@ export const decide = (command: OrderCommand, state: Order): OrderEvent[] => {
       return reject(command, state);
     case 'RequestOrderStatus':
       return requestStatus(command, state);
+    case 'WithdrawOrder':
+      return withdraw(command, state);
     default: {
       const exhaustive: never = command;
       throw new Error(`unknown command ${JSON.stringify(exhaustive)}`);
@@ -255,6 +282,6 @@ export const orderAggregate = defineAggregate({
   id: 'orderId',
   events: {
     namespace: 'commerce.ledger.oms',
-    types: ['OrderPlaced', 'OrderConfirmed', 'OrderRejected', 'OrderStatusChanged', 'OrderStatusChangeRejected'],
+    types: ['OrderPlaced', 'OrderConfirmed', 'OrderRejected', 'OrderStatusChanged', 'OrderStatusChangeRejected', 'OrderWithdrawn'],
   },
 });

@@ -36,3 +36,14 @@ export const findAgentCheckout = (
   { tenantId, orgId }: Scope,
 ): Promise<{ webhook_url: string | null; ucp_order_webhook_url: string | null } | undefined> =>
   db(`${schema}.agent_checkouts`).where({ tenant_id: tenantId, org_id: orgId }).first('webhook_url', 'ucp_order_webhook_url');
+
+/**
+ * Sessions of every tenant whose completion started (or last moved) before `startedBefore` and has neither completed
+ * nor failed since, oldest first: what the completion sweeper finishes or gives up.
+ */
+export const stalledCompletions = (db: Knex, startedBefore: Date, limit: number): Promise<CheckoutSessionRow[]> =>
+  db(`${schema}.checkout_sessions`)
+    .where({ status: 'complete_in_progress' })
+    .where('updated_at', '<', startedBefore)
+    .orderBy([{ column: 'updated_at' }, { column: 'id' }])
+    .limit(limit);

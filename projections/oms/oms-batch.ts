@@ -75,6 +75,9 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
         history.push(historyRow(event, { status: current, requested_status: requested, outcome: 'rejected', reason }));
         break;
       }
+      case 'OrderWithdrawn':
+        // No order was placed: the stock it held ahead comes back with StockReleased, under its id.
+        break;
       case 'StockLocationCreated':
         locations.push({ id: event.data.locationId, ...scope(event), name: event.data.name, created_at: at(event) });
         break;

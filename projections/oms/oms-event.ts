@@ -11,6 +11,7 @@ const omsEvents: Record<OmsEvent['type'], true> = {
   OrderRejected: true,
   OrderStatusChanged: true,
   OrderStatusChangeRejected: true,
+  OrderWithdrawn: true,
   StockLocationCreated: true,
   StockAdjusted: true,
   StockReserved: true,

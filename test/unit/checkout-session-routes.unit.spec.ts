@@ -195,6 +195,30 @@ describe('ACP checkout routes', () => {
     expect(ledger.sent[0]?.data).toMatchObject({ orderId, reservation: [{ lineIndex: 0, variantId, locationId, quantity: 2 }] });
   });
 
+  it('answers a retried complete whose completion failed since (given up by the completion sweeper) with that failure', async () => {
+    await agent('POST', '/checkout_sessions', createBody);
+    const row = ledger.tables.checkout_sessions?.[0] as Record<string, any>;
+    const address = { name: 'Ada', line_one: '1 Rue', city: 'Paris', state: 'IDF', country: 'FR', postal_code: '75002' };
+    const given = orderIdOf(tenantId, orgId, `checkout:${String(row.id)}:0`);
+    Object.assign(row, {
+      status: 'ready_for_payment',
+      attempt: 1,
+      cart: { ...row.cart, selectedOptionId: 'standard', fulfillmentDetails: JSON.stringify({ address }) },
+      last_failure: { order_id: given, reason: 'abandoned', message: 'the order could not be placed' },
+    });
+    ledger.sent.length = 0;
+    // The key's StartCheckoutCompletion was decided before: a replay, nothing new.
+    ledger.decide = (command): Decision => (command.type === 'StartCheckoutCompletion' ? { replayed: true } : {});
+    const payment = { handler_id: 'card_tokenized', instrument: { type: 'card', credential: { type: 'spt', token: 'spt_3' } } };
+    const response = await agent('POST', `/checkout_sessions/${String(row.id)}/complete`, { payment_data: payment });
+    expect(response.statusCode).toBe(400);
+    expect(judged(response, '/checkout_sessions/{checkout_session_id}/complete', 'POST', 'CheckoutSessionWithOrder')).toMatchObject({
+      code: 'processing_error',
+      message: 'the order could not be placed',
+    });
+    expect(ledger.sent.map((command) => command.type)).toEqual(['StartCheckoutCompletion']);
+  });
+
   it('answers 503 as an ACP service_unavailable error while Kafka is down', async () => {
     ledger.down.add('kafka');
     const response = await agent('POST', '/checkout_sessions', createBody);

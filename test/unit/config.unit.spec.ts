@@ -101,12 +101,14 @@ describe('configuration', () => {
       FEED_BUILDS_AT_ONCE: 2,
       FEED_PAGE_SIZE: 1_000,
       FEED_READ_MODEL_TIMEOUT_MS: 30_000,
+      CHECKOUT_COMPLETION_TIMEOUT_SECONDS: 30,
     });
     expect(loadConfig({ ...base, BULK_JOBS_AT_ONCE: '16', FEED_PAGE_SIZE: '250' })).toMatchObject({
       BULK_JOBS_AT_ONCE: 16,
       FEED_PAGE_SIZE: 250,
     });
     expect(refusal({ EXPORTS_AT_ONCE: '0' }).message).toContain('EXPORTS_AT_ONCE="0"');
+    expect(refusal({ CHECKOUT_COMPLETION_TIMEOUT_SECONDS: '0' }).message).toContain('CHECKOUT_COMPLETION_TIMEOUT_SECONDS="0"');
   });
 
   it("keeps the ledger runtime's settings free of the domain", () => {

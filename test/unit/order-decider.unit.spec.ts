@@ -104,6 +104,17 @@ describe('order decider', () => {
     }
   });
 
+  it('withdraws an id never placed once, releasing what was held ahead; refuses to withdraw a placed order, and to place a withdrawn one', () => {
+    const withdrawal = { orderId, reason: 'abandoned', reservationLines: reservation };
+    const withdrawn: OrderEvent = { type: 'OrderWithdrawn', data: withdrawal };
+    given().when({ type: 'WithdrawOrder', data: withdrawal }).then([withdrawn]);
+    given([withdrawn]).when({ type: 'WithdrawOrder', data: withdrawal }).thenNothingHappened();
+    given([withdrawn]).when(place).thenThrows(ConflictError);
+    given([withdrawn]).when({ type: 'ConfirmOrder', data: { orderId } }).thenThrows(NotFoundError);
+    for (const events of Object.values(history)) given(events).when({ type: 'WithdrawOrder', data: withdrawal }).thenThrows(ConflictError);
+    expect(evolve(evolve(initialState(), placed), withdrawn)).toMatchObject({ status: 'Placed' });
+  });
+
   it('knows no order that was never placed', () => {
     for (const command of [{ type: 'ConfirmOrder', data: { orderId } }, request('processing')] as const)
       given().when(command).thenThrows(NotFoundError);

@@ -76,6 +76,17 @@ describe('order fulfilment route', () => {
   });
 });
 
+describe('order fulfilment route: a withdrawn order id', () => {
+  it('releases the stock reserved ahead for it, once (its own event), and nothing when none was held', () => {
+    const withdrawn = (reservationLines: typeof lines): OrderEvent => ({
+      type: 'OrderWithdrawn',
+      data: { orderId, reason: 'abandoned', reservationLines },
+    });
+    expect(routed(withdrawn(lines))).toEqual([{ type: 'ReleaseStock', data: { inventoryId, orderId, lines } }]);
+    expect(routed(withdrawn([]))).toEqual([]);
+  });
+});
+
 describe('checkout reservation route', () => {
   const started = (reservation: string | null) =>
     ({
