@@ -171,6 +171,13 @@ async function eventsAbout(orderId: string) {
 
 const count = (types: string[], type: string) => types.filter((t) => t === type).length;
 
+/** The shop's stock: as stocked (10 cups, 3 pots), or with the session's order (2 cups, 1 pot) reserved once. */
+async function expectStock(tenant: Tenant, shop: Shop, as: 'untouched' | 'reserved once'): Promise<void> {
+  const reserved = as === 'reserved once';
+  expect(await stockLevel(tenant, shop.cup)).toMatchObject(reserved ? { available: 8, reserved: 2 } : { available: 10, reserved: 0 });
+  expect(await stockLevel(tenant, shop.pot)).toMatchObject(reserved ? { available: 2, reserved: 1 } : { available: 3, reserved: 0 });
+}
+
 describe('an agentic checkout completion interrupted between its reservation and its order', () => {
   const service = serviceWithBound(BOUND_SECONDS);
   beforeAll(() => {
@@ -216,8 +223,7 @@ describe('an agentic checkout completion interrupted between its reservation and
       inventory: ['StockReserved', 'StockReleased'],
       session: ['CheckoutCompletionStarted', 'CheckoutCompletionFailed'],
     });
-    expect(await stockLevel(tenant, shop.cup)).toMatchObject({ available: 10, reserved: 0 });
-    expect(await stockLevel(tenant, shop.pot)).toMatchObject({ available: 3, reserved: 0 });
+    await expectStock(tenant, shop, 'untouched');
     expect(await ordersOfSession(tenant, sessionId)).toEqual([]);
     const merchantView = ok(await tenant.request('GET', `/api/v1/ucp/checkout-sessions/${sessionId}`), 200);
     expect(merchantView.status).toBe('ready_for_payment');
@@ -235,15 +241,13 @@ describe('an agentic checkout completion interrupted between its reservation and
     expect(completed.order.id).not.toBe(orderId);
     expect(ok(await agent.complete(sessionId, body, { idempotencyKey: key }), 200)).toMatchObject({ order: { id: completed.order.id } });
     expect((await ordersOfSession(tenant, sessionId)).map((order) => order.id)).toEqual([completed.order.id]);
-    expect(await stockLevel(tenant, shop.cup)).toMatchObject({ available: 8, reserved: 2 });
-    expect(await stockLevel(tenant, shop.pot)).toMatchObject({ available: 2, reserved: 1 });
+    await expectStock(tenant, shop, 'reserved once');
     // The withdrawn order stays withdrawn: nothing more about it in the log.
     expect(await eventsAbout(orderId)).toEqual(log);
 
     // The other tenant's session and stock are as they were.
     expect(ok(await otherSession.agent.get(otherSession.sessionId), 200).status).toBe('ready_for_payment');
-    expect(await stockLevel(other, otherShop.cup)).toMatchObject({ available: 10, reserved: 0 });
-    expect(await stockLevel(other, otherShop.pot)).toMatchObject({ available: 3, reserved: 0 });
+    await expectStock(other, otherShop, 'untouched');
   });
 
   it('raced by agent retries around the bound, ends in one outcome: one order on stock reserved once, or none and the stock back', async () => {
@@ -282,13 +286,11 @@ describe('an agentic checkout completion interrupted between its reservation and
     if (session.status === 'completed') {
       expect(orders).toEqual([session.order.id]);
       expect([...completedWith]).toEqual([session.order.id]);
-      expect(await stockLevel(tenant, shop.cup)).toMatchObject({ available: 8, reserved: 2 });
-      expect(await stockLevel(tenant, shop.pot)).toMatchObject({ available: 2, reserved: 1 });
+      await expectStock(tenant, shop, 'reserved once');
     } else {
       expect(orders).toEqual([]);
       expect(completedWith.size).toBe(0);
-      expect(await stockLevel(tenant, shop.cup)).toMatchObject({ available: 10, reserved: 0 });
-      expect(await stockLevel(tenant, shop.pot)).toMatchObject({ available: 3, reserved: 0 });
+      await expectStock(tenant, shop, 'untouched');
     }
   });
 
@@ -310,8 +312,7 @@ describe('an agentic checkout completion interrupted between its reservation and
     );
     expect(completed).toMatchObject({ status: 'completed', order: { id: orderId } });
     expect((await ordersOfSession(tenant, sessionId)).map((order) => [order.id, order.status])).toEqual([[orderId, 'confirmed']]);
-    expect(await stockLevel(tenant, shop.cup)).toMatchObject({ available: 8, reserved: 2 });
-    expect(await stockLevel(tenant, shop.pot)).toMatchObject({ available: 2, reserved: 1 });
+    await expectStock(tenant, shop, 'reserved once');
     const log = await eventsAbout(orderId);
     expect(log.order).toEqual(['OrderPlaced', 'OrderConfirmed']);
     expect(log.inventory).toEqual(['StockReserved']);
@@ -353,7 +354,6 @@ describe('an agent retry after its attempt was withdrawn and before the session 
     const completed = ok(await agent.complete(sessionId, { payment_data: payment }), 200);
     expect(completed).toMatchObject({ status: 'completed', order: { status: 'confirmed' } });
     expect((await ordersOfSession(tenant, sessionId)).map((order) => order.id)).toEqual([completed.order.id]);
-    expect(await stockLevel(tenant, shop.cup)).toMatchObject({ available: 8, reserved: 2 });
-    expect(await stockLevel(tenant, shop.pot)).toMatchObject({ available: 2, reserved: 1 });
+    await expectStock(tenant, shop, 'reserved once');
   });
 });
