@@ -168,6 +168,7 @@ export async function startWorkers(
             codec,
             namespace: config.LEDGER_NAMESPACE,
             onProgress: (projection, listener) => waiter.onProgress(projection, listener),
+            readModelsAt: (positions) => waiter.waitFor(positions, config.COMMAND_TIMEOUT_MS),
           },
           signals,
         ),

@@ -5,6 +5,7 @@ import type { DependencyMonitor } from './dependencies.ts';
 import type { EventCodec } from './event-codec.ts';
 import type { Logger } from './logger.ts';
 import type { Part, PartSignals } from './supervisor.ts';
+import type { LogPosition } from './message.ts';
 
 /** What a worker is given: the read models, the way to send commands, and what it may need to know about dependencies. */
 export type WorkerDeps = {
@@ -14,6 +15,8 @@ export type WorkerDeps = {
   dependencies: DependencyMonitor;
   /** Calls `listener` whenever the named live projection applies more of the log (a worker's queue may have grown). */
   onProgress: (projection: string, listener: () => void) => () => void;
+  /** Resolves once every live projection reading those positions' topics has applied them (a worker's read-your-writes). */
+  readModelsAt: (positions: LogPosition[]) => Promise<void>;
   /** For a worker that consumes a topic itself (its own consumer group, under the namespace). */
   kafka: Kafka;
   codec: EventCodec;

@@ -1,7 +1,7 @@
 import { bulkJobAggregate, type BulkItemFailure } from '../../commands/bulk/bulk-job.ts';
 import { productAggregate } from '../../commands/catalog/product.ts';
 import type { Aggregate } from '../../ledger/aggregate.ts';
-import type { Command, CommandInput, Event, IdempotentRequest } from '../../ledger/message.ts';
+import type { Command, CommandInput, Event, IdempotentRequest, LogPosition } from '../../ledger/message.ts';
 import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import { ownerOfRow, sendCommand } from '../../ledger/send-command.ts';
 import { ItemQueue } from '../../ledger/item-queue.ts';
@@ -119,17 +119,24 @@ class BulkWorker {
     return ended;
   }
 
+  /**
+   * A slice's items, then its outcome once the read models show them: a job recorded COMPLETED is one whose products
+   * every list and read already shows (a reader of the job's status reads its writes).
+   */
   private async applySlice(job: Job, { firstIndex, items }: Slice): Promise<SliceOutcome> {
     const plans = items.map((item, offset) => planItem(job.job_type, job.id, firstIndex + offset, item));
     const outcomes = await Promise.all(plans.map((plan) => this.applyItem(job, plan)));
-    const failures = outcomes.filter((failure): failure is BulkItemFailure => failure !== undefined);
+    await this.deps.readModelsAt(furthest(outcomes.flatMap((outcome) => outcome.positions)));
+    const failures = outcomes.flatMap((outcome) => (outcome.failure ? [outcome.failure] : []));
     return { firstIndex, count: items.length, succeeded: items.length - failures.length, failures };
   }
 
-  private async applyItem(job: Job, plan: ItemPlan): Promise<BulkItemFailure | undefined> {
-    if (plan.kind === 'failed') return plan.failure;
+  private async applyItem(job: Job, plan: ItemPlan): Promise<{ failure?: BulkItemFailure; positions: LogPosition[] }> {
+    if (plan.kind === 'failed') return { failure: plan.failure, positions: [] };
     const reply = await this.send(job, productAggregate, plan.command, plan.idempotency, itemCommandId(job.id, plan.index), false);
-    return reply.outcome === 'rejected' ? refusedItem(plan.index, plan.productId, reply.error) : undefined;
+    return reply.outcome === 'rejected'
+      ? { failure: refusedItem(plan.index, plan.productId, reply.error), positions: [] }
+      : { positions: reply.positions };
   }
 
   /** Sends a command as the job's creator and waits for its decision; a refusal throws unless the caller judges it. */
@@ -176,3 +183,14 @@ export const bulkWorker = (options: BulkWorkerOptions): Worker =>
     source: { kind: 'queue', wokenBy: [bulkProjection.name], idlePollMs: IDLE_POLL_MS },
     hooks: (context) => new BulkWorker(context, options).hooks(),
   });
+
+/** The furthest of the positions in each topic partition: what a read model showing them all must have applied. */
+const furthest = (positions: LogPosition[]): LogPosition[] => {
+  const byPartition = new Map<string, LogPosition>();
+  for (const position of positions) {
+    const key = `${position.topic}|${position.partition}`;
+    const known = byPartition.get(key);
+    if (!known || BigInt(position.offset) > BigInt(known.offset)) byPartition.set(key, position);
+  }
+  return [...byPartition.values()];
+};
