@@ -41,9 +41,7 @@ export class Kafka implements ClientSettings {
       clientId: this.clientId,
       bootstrapBrokers: this.brokers,
       connectTimeout: probe ? 1_000 : 3_000,
-      // A broker in its controlled shutdown can leave a request unanswered: 2 s (within a second of a fetch's longest
-      // wait) and a retry elsewhere, where 5 s held writes past their admission bound through a rolling restart.
-      timeout: probe?.requestTimeoutMs ?? 2_000,
+      timeout: probe?.requestTimeoutMs ?? 5_000,
       retries: probe ? 0 : 3,
       retryDelay: retryDelay,
       ...overrides,
