@@ -178,6 +178,14 @@ async function expectStock(tenant: Tenant, shop: Shop, as: 'untouched' | 'reserv
   expect(await stockLevel(tenant, shop.pot)).toMatchObject(reserved ? { available: 2, reserved: 1 } : { available: 3, reserved: 0 });
 }
 
+/** A tenant's shop, a session ready for payment and its completion started (stock reserved ahead), nothing after. */
+async function interruptedCompletion(tenant: Tenant) {
+  const shop = await twoFeedItems(ctx().service.baseUrl, tenant);
+  const { agent, sessionId } = await readySession(tenant, shop);
+  const orderId = await startCompletionOnly(tenant, shop, sessionId);
+  return { shop, agent, sessionId, orderId };
+}
+
 describe('an agentic checkout completion interrupted between its reservation and its order', () => {
   const service = serviceWithBound(BOUND_SECONDS);
   beforeAll(() => {
@@ -252,9 +260,7 @@ describe('an agentic checkout completion interrupted between its reservation and
 
   it('raced by agent retries around the bound, ends in one outcome: one order on stock reserved once, or none and the stock back', async () => {
     const tenant = await ctx().newTenant();
-    const shop = await twoFeedItems(ctx().service.baseUrl, tenant);
-    const { agent, sessionId } = await readySession(tenant, shop);
-    const orderId = await startCompletionOnly(tenant, shop, sessionId);
+    const { shop, agent, sessionId, orderId } = await interruptedCompletion(tenant);
     // Retries as the bound passes, while the sweeper polls: either may take the steps first (the outcome is not
     // controlled here; the tests around this one take each way deterministically), and they must agree.
     await sleep(BOUND_SECONDS * 1_000);
@@ -296,9 +302,7 @@ describe('an agentic checkout completion interrupted between its reservation and
 
   it('with its order placed and the session never completed, is completed with that order within the bound', async () => {
     const tenant = await ctx().newTenant();
-    const shop = await twoFeedItems(ctx().service.baseUrl, tenant);
-    const { agent, sessionId } = await readySession(tenant, shop);
-    const orderId = await startCompletionOnly(tenant, shop, sessionId);
+    const { shop, agent, sessionId, orderId } = await interruptedCompletion(tenant);
     await eventually(
       () => stockLevel(tenant, shop.cup),
       (level) => level.reserved === 2,
@@ -331,9 +335,7 @@ describe('an agent retry after its attempt was withdrawn and before the session 
 
   it('places no order on the released stock: the attempt fails, and the next complete orders on stock reserved once', async () => {
     const tenant = ctx().tenant;
-    const shop = await twoFeedItems(ctx().service.baseUrl, tenant);
-    const { agent, sessionId } = await readySession(tenant, shop);
-    const orderId = await startCompletionOnly(tenant, shop, sessionId);
+    const { shop, agent, sessionId, orderId } = await interruptedCompletion(tenant);
     await eventually(
       () => stockLevel(tenant, shop.cup),
       (level) => level.reserved === 2,
