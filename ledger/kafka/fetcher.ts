@@ -1,6 +1,5 @@
-import { FetchIsolationLevels, type Consumer as ClientConsumer } from '@platformatic/kafka';
-
-type FetchResponse = Awaited<ReturnType<ClientConsumer['fetch']>>;
+import type { Broker, Consumer as ClientConsumer } from '@platformatic/kafka';
+import { fetchCommitted, type FetchResponse } from './committed-fetch.ts';
 
 /** A record as fetched. */
 export type FetchedRecord = {
@@ -128,7 +127,7 @@ export class Fetcher {
     const byLeader = new Map<number, Cursor[]>();
     for (const cursor of idle) {
       const leader = metadata.topics.get(cursor.topic)?.partitions[cursor.partition]?.leader;
-      if (leader === undefined || leader < 0) {
+      if (leader === undefined || leader < 0 || !metadata.brokers.has(leader)) {
         this.client.clearMetadata();
         this.retryLater(new Error(`no leader for ${cursor.topic}[${cursor.partition}]`));
         continue;
@@ -140,25 +139,24 @@ export class Fetcher {
       const ids = new Map(cursors.map(({ topic }) => [metadata.topics.get(topic)?.id ?? '', topic]));
       this.fetching.add(leader);
       for (const cursor of cursors) cursor.busy = true;
-      void this.fetchFrom(leader, cursors, ids);
+      void this.fetchFrom(leader, metadata.brokers.get(leader) as Broker, cursors, ids);
     }
   }
 
-  private async fetchFrom(leader: number, cursors: Cursor[], topicOf: Map<string, string>): Promise<void> {
+  private async fetchFrom(leader: number, broker: Broker, cursors: Cursor[], topicOf: Map<string, string>): Promise<void> {
     const byTopic = new Map<string, Cursor[]>();
     for (const cursor of cursors) byTopic.set(cursor.topic, [...(byTopic.get(cursor.topic) ?? []), cursor]);
     const requested = new Map(cursors.map((cursor) => [keyOf(cursor.topic, cursor.partition), cursor.offset]));
     let response: FetchResponse | undefined;
     let failure: unknown;
     try {
-      response = await this.client.fetch({
-        node: leader,
-        maxWaitTime: this.settings.maxWaitMs,
+      response = await fetchCommitted(this.client, broker, {
+        maxWaitMs: this.settings.maxWaitMs,
         minBytes: this.settings.minBytes,
         maxBytes: this.settings.maxBytes,
-        isolationLevel: FetchIsolationLevels.READ_COMMITTED,
         topics: [...byTopic].map(([topic, partitions]) => ({
-          topicId: [...topicOf].find(([, name]) => name === topic)?.[0] ?? '',
+          id: [...topicOf].find(([, name]) => name === topic)?.[0] ?? '',
+          name: topic,
           partitions: partitions.map(({ partition, offset }) => ({
             partition,
             fetchOffset: offset,
@@ -243,7 +241,7 @@ type FetchedPartition = FetchResponse['responses'][number]['partitions'][number]
 /**
  * The committed records of a partition's fetch from `from` on, and the position after it. An aborted transaction's
  * records are skipped from its first offset until its producer's abort marker, even when the marker lies beyond this
- * response (the client library skips only ranges whose marker it has seen).
+ * response, and for every aborted transaction of a producer, however many the response holds.
  */
 function readBatch(topic: string, partition: FetchedPartition, from: bigint): { batch: FetchedBatch; next: bigint } | undefined {
   const recordBatches = partition.records ?? [];

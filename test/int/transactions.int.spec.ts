@@ -152,4 +152,34 @@ describe('transactions on the real broker', () => {
     await admin.deleteTopics({ topics: [large] }).catch(() => undefined);
     expect(keys).toEqual(['kept']);
   });
+
+  it("shows a producer's commits between its aborted transaction and a later abort marker that holds no records", async () => {
+    // The layout a restart leaves: the same transactional id aborts, commits, then is aborted with nothing written to
+    // the partition (here a send the broker refuses as too large; after a SIGKILL, a send that never arrived).
+    const partitioned = `int-transactions-empty-abort-${randomUUID()}`;
+    await ensureTopics(admin, '', [topicSpec(partitioned, 'events', 'key')], 1, 1_000_000);
+    const transactionalId = `int-transactions-restarted-${randomUUID()}`;
+    const before = transactionalProducer(kafka, transactionalId);
+    const after = transactionalProducer(kafka, transactionalId);
+    try {
+      await before.connect();
+      const aborted = await before.transaction();
+      await aborted.send({ topic: partitioned, messages: [{ partition: 0, key: 'aborted', value: 'x' }] });
+      await aborted.abort();
+      await inTransaction(before, (t) => t.send({ topic: partitioned, messages: [{ partition: 0, key: 'committed-1', value: 'x' }] }));
+      const empty = await before.transaction();
+      const refused = empty.send({ topic: partitioned, messages: [{ partition: 0, key: 'too-large', value: 'y'.repeat(1_500_000) }] });
+      await expect(refused).rejects.toThrow();
+      await empty.abort();
+      await after.connect();
+      await inTransaction(after, (t) => t.send({ topic: partitioned, messages: [{ partition: 0, key: 'committed-2', value: 'x' }] }));
+      const keys: string[] = [];
+      await readToEnd(kafka, partitioned, (batch) => keys.push(...batch.messages.map((m) => m.key?.toString() ?? '')));
+      expect(keys).toEqual(['committed-1', 'committed-2']);
+    } finally {
+      await before.disconnect().catch(() => undefined);
+      await after.disconnect();
+      await admin.deleteTopics({ topics: [partitioned] }).catch(() => undefined);
+    }
+  });
 });
