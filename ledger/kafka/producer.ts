@@ -105,6 +105,8 @@ export class RecordProducer {
  * the consumed offsets with the group member's generation, so a member the group has moved on from cannot commit.
  */
 export class TransactionalProducer extends RecordProducer {
+  private sequencesBroken = false;
+
   constructor(
     private readonly kafka: Kafka,
     transactionalId: string,
@@ -128,15 +130,29 @@ export class TransactionalProducer extends RecordProducer {
     }
   }
 
-  /** Begins a transaction (the producer has one at a time). */
+  /**
+   * Begins a transaction (the producer has one at a time). After a transaction whose send failed, the client first
+   * takes the id again: it counted the failed send's records in its sequence numbers and does not take them back, so
+   * its next send would be refused (OUT_OF_ORDER_SEQUENCE_NUMBER); a new epoch starts them from 0 (as KIP-360's bump).
+   */
   async transaction(): Promise<KafkaTransaction> {
-    return new KafkaTransaction(await this.client.beginTransaction());
+    if (this.sequencesBroken) {
+      const broken = this.client;
+      this.client = this.createClient(this.kafka);
+      await broken.close().catch(() => undefined);
+      await this.connect();
+      this.sequencesBroken = false;
+    }
+    return new KafkaTransaction(await this.client.beginTransaction(), () => (this.sequencesBroken = true));
   }
 }
 
 /** One open transaction: records sent in it, and the consumed offsets committed with it, appear together or never. */
 export class KafkaTransaction {
-  constructor(private readonly transaction: ClientTransaction) {}
+  constructor(
+    private readonly transaction: ClientTransaction,
+    private readonly onSendFailed: () => void = () => undefined,
+  ) {}
 
   async send({ topic, messages }: { topic: string; messages: OutgoingRecord[] }): Promise<WrittenRecords[]> {
     return this.sendBatch({ topicMessages: [{ topic, messages }] });
@@ -145,7 +161,12 @@ export class KafkaTransaction {
   async sendBatch({ topicMessages }: { topicMessages: TopicRecords[] }): Promise<WrittenRecords[]> {
     const messages = toMessages(topicMessages);
     if (messages.length === 0) return [];
-    return written(await this.transaction.send({ messages }));
+    try {
+      return written(await this.transaction.send({ messages }));
+    } catch (error) {
+      this.onSendFailed();
+      throw error;
+    }
   }
 
   /**

@@ -182,4 +182,21 @@ describe('transactions on the real broker', () => {
       await admin.deleteTopics({ topics: [partitioned] }).catch(() => undefined);
     }
   });
+
+  it('commits the next transaction of a producer whose send the broker refused (its sequence numbers start again)', async () => {
+    const refusing = `int-transactions-refused-send-${randomUUID()}`;
+    await ensureTopics(admin, '', [topicSpec(refusing, 'events', 'key')], 1, 1_000_000);
+    try {
+      const refused = inTransaction(producer, (t) =>
+        t.send({ topic: refusing, messages: [{ partition: 0, key: 'too-large', value: 'y'.repeat(1_500_000) }] }),
+      );
+      await expect(refused).rejects.toBeInstanceOf(TransactionAborted);
+      await inTransaction(producer, (t) => t.send({ topic: refusing, messages: [{ partition: 0, key: 'next', value: 'x' }] }));
+      const keys: string[] = [];
+      await readToEnd(kafka, refusing, (batch) => keys.push(...batch.messages.map((m) => m.key?.toString() ?? '')));
+      expect(keys).toEqual(['next']);
+    } finally {
+      await admin.deleteTopics({ topics: [refusing] }).catch(() => undefined);
+    }
+  });
 });
