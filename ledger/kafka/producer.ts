@@ -7,6 +7,7 @@ import {
   type MessageToProduce,
   type ProduceResult,
 } from '@platformatic/kafka';
+import { isBrokerAway, isTransientTransactionError, retryKafka, retryTransient } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import type { GroupMember, TopicOffsets } from './group-consumer.ts';
 
@@ -140,7 +141,8 @@ export class TransactionalProducer extends RecordProducer {
       const broken = this.client;
       this.client = this.createClient(this.kafka);
       await broken.close().catch(() => undefined);
-      await this.connect();
+      // The coordinator may still be writing the aborted transaction's markers (CONCURRENT_TRANSACTIONS).
+      await retryTransient(() => this.connect());
       this.sequencesBroken = false;
     }
     return new KafkaTransaction(await this.client.beginTransaction(), () => (this.sequencesBroken = true));
@@ -185,19 +187,29 @@ export class KafkaTransaction {
   }
 
   async commit(): Promise<void> {
-    await this.transaction.commit();
+    await endTransaction(() => this.transaction.commit());
   }
 
   /** Aborts; a transaction the broker never heard of (nothing sent yet) is only forgotten. */
   async abort(): Promise<void> {
     try {
-      await this.transaction.abort();
+      await endTransaction(() => this.transaction.abort());
     } catch (error) {
       await this.transaction.cancel().catch(() => undefined);
       throw error;
     }
   }
 }
+
+/**
+ * Ends a transaction, asking again for about 5 s while its coordinator is busy, moving or away (the client's own three
+ * tries last 35 ms against a busy one): a coordinator that has ended it already answers the same end again as done, so
+ * asking again settles the outcome where giving up would leave it unknown (and restart the part).
+ */
+const endTransaction = (end: () => Promise<void>): Promise<void> =>
+  retryKafka(end, (attempt, error) =>
+    attempt < 12 && (isTransientTransactionError(error) || isBrokerAway(error)) ? Math.min(500, 25 * 2 ** attempt) : undefined,
+  );
 
 /**
  * A transaction whose work failed and which the broker then aborted: nothing of it was written, so what it was for can
@@ -212,15 +224,18 @@ export class TransactionAborted extends Error {
 
 /**
  * Runs `work` in one Kafka transaction: committed when it returns. When `work` fails the transaction is aborted and a
- * `TransactionAborted` thrown; when the abort fails too, or the commit does (it may have landed all the same), the
- * failure itself is thrown: the transaction's outcome is unknown.
+ * `TransactionAborted` thrown (as when the transaction cannot begin); when the abort fails too, or the commit does (it
+ * may have landed all the same), the failure itself is thrown: the transaction's outcome is unknown.
  */
 export async function inTransaction<T>(
   producer: TransactionalProducer,
   work: (transaction: KafkaTransaction) => Promise<T>,
   onAbortFailure: (error: unknown) => void = () => undefined,
 ): Promise<T> {
-  const transaction = await producer.transaction();
+  // A transaction that could not begin wrote nothing: as one aborted, its cause says whether to try again.
+  const transaction = await producer.transaction().catch((error: unknown) => {
+    throw new TransactionAborted(error);
+  });
   let result: T;
   try {
     result = await work(transaction);

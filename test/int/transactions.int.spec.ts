@@ -4,6 +4,7 @@ import {
   ensureTopics,
   GroupConsumer,
   inTransaction,
+  isBrokerAway,
   kafkaErrorType,
   quietKafka,
   readToEnd,
@@ -113,6 +114,20 @@ describe('transactions on the real broker', () => {
     await readToEnd(kafka, topic, (batch) => values.push(...batch.messages.map((m) => m.value?.toString() ?? '')));
     expect(values).toContain(after);
     expect(values).not.toContain(value);
+  });
+
+  it('answers a transaction that cannot begin (no broker answers) as aborted, its cause the broker being away', async () => {
+    const unreachable = transactionalProducer(quietKafka(['127.0.0.1:1'], 'int-transactions-unreachable'), `unreachable-${randomUUID()}`);
+    try {
+      const failed = await inTransaction(unreachable, async () => undefined).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(TransactionAborted);
+      expect(isBrokerAway(failed)).toBe(true);
+    } finally {
+      await unreachable.disconnect().catch(() => undefined);
+    }
   });
 
   it('runs 300 rounds back to back, offsets first as a router commits them, without a failed round', async () => {
