@@ -1,5 +1,7 @@
-import type { Broker, Consumer as ClientConsumer } from '@platformatic/kafka';
-import { fetchCommitted, type FetchResponse } from './committed-fetch.ts';
+import { FetchIsolationLevels, type Consumer as ClientConsumer } from '@platformatic/kafka';
+import { abortedTransactionsOf } from './committed-fetch.ts';
+
+type FetchResponse = Awaited<ReturnType<ClientConsumer['fetch']>>;
 
 /** A record as fetched. */
 export type FetchedRecord = {
@@ -51,13 +53,8 @@ export class Fetcher {
   private readonly cursors = new Map<string, Cursor>();
   private readonly fetching = new Set<number>();
   private readonly deliveries = new Set<Promise<void>>();
-  /** Metadata could not be had: nothing is fetched until this timer asks again. */
   private failures = 0;
   private retryTimer?: NodeJS.Timeout;
-  /** Leaders whose last fetch failed (key -1: partitions without a leader), asked again only after their pause. */
-  private readonly paused = new Map<number, { failures: number; until: number }>();
-  private wakeTimer?: NodeJS.Timeout;
-  private wakeAt = Number.POSITIVE_INFINITY;
   private stopped = false;
   private pumping = false;
   private pumpAgain = false;
@@ -99,7 +96,6 @@ export class Fetcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
-    clearTimeout(this.wakeTimer);
     while (this.deliveries.size > 0) await Promise.allSettled([...this.deliveries]);
   }
 
@@ -130,44 +126,40 @@ export class Fetcher {
       this.retryLater(error);
       return;
     }
-    this.failures = 0;
     const byLeader = new Map<number, Cursor[]>();
-    let leaderless = false;
     for (const cursor of idle) {
-      const found = metadata.topics.get(cursor.topic)?.partitions[cursor.partition]?.leader;
-      const leader = found === undefined || found < 0 || !metadata.brokers.has(found) ? NO_LEADER : found;
-      if (leader === NO_LEADER) leaderless = true;
-      if (this.fetching.has(leader) || this.isPaused(leader)) continue;
-      if (leader === NO_LEADER) {
+      const leader = metadata.topics.get(cursor.topic)?.partitions[cursor.partition]?.leader;
+      if (leader === undefined || leader < 0) {
         this.client.clearMetadata();
-        this.pause(NO_LEADER, new Error(`no leader for ${cursor.topic}[${cursor.partition}]`));
+        this.retryLater(new Error(`no leader for ${cursor.topic}[${cursor.partition}]`));
         continue;
       }
+      if (this.fetching.has(leader)) continue;
       byLeader.set(leader, [...(byLeader.get(leader) ?? []), cursor]);
     }
-    if (!leaderless) this.paused.delete(NO_LEADER);
     for (const [leader, cursors] of byLeader) {
       const ids = new Map(cursors.map(({ topic }) => [metadata.topics.get(topic)?.id ?? '', topic]));
       this.fetching.add(leader);
       for (const cursor of cursors) cursor.busy = true;
-      void this.fetchFrom(leader, metadata.brokers.get(leader) as Broker, cursors, ids);
+      void this.fetchFrom(leader, cursors, ids);
     }
   }
 
-  private async fetchFrom(leader: number, broker: Broker, cursors: Cursor[], topicOf: Map<string, string>): Promise<void> {
+  private async fetchFrom(leader: number, cursors: Cursor[], topicOf: Map<string, string>): Promise<void> {
     const byTopic = new Map<string, Cursor[]>();
     for (const cursor of cursors) byTopic.set(cursor.topic, [...(byTopic.get(cursor.topic) ?? []), cursor]);
     const requested = new Map(cursors.map((cursor) => [keyOf(cursor.topic, cursor.partition), cursor.offset]));
     let response: FetchResponse | undefined;
     let failure: unknown;
     try {
-      response = await fetchCommitted(this.client, broker, {
-        maxWaitMs: this.settings.maxWaitMs,
+      response = await this.client.fetch({
+        node: leader,
+        maxWaitTime: this.settings.maxWaitMs,
         minBytes: this.settings.minBytes,
         maxBytes: this.settings.maxBytes,
+        isolationLevel: FetchIsolationLevels.READ_COMMITTED,
         topics: [...byTopic].map(([topic, partitions]) => ({
-          id: [...topicOf].find(([, name]) => name === topic)?.[0] ?? '',
-          name: topic,
+          topicId: [...topicOf].find(([, name]) => name === topic)?.[0] ?? '',
           partitions: partitions.map(({ partition, offset }) => ({
             partition,
             fetchOffset: offset,
@@ -205,11 +197,10 @@ export class Fetcher {
       for (const cursor of cursors) cursor.busy = false;
       this.fetching.delete(leader);
       this.client.clearMetadata();
-      this.pause(leader, failure);
-      this.pump();
+      this.retryLater(failure);
       return;
     }
-    this.paused.delete(leader);
+    this.failures = 0;
     if (failure !== undefined) this.client.clearMetadata();
     // The leader is asked again once this fetch's batches are handled, for all its partitions at once: a fetch sent
     // meanwhile would leave the partitions being handled out of it until its long poll ends.
@@ -238,49 +229,13 @@ export class Fetcher {
     if (this.stopped || this.retryTimer) return;
     this.failures++;
     this.onError(error, false);
+    const delay = Math.min(1_000, 50 * 2 ** Math.min(this.failures, 5));
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      this.pump();
-    }, backoff(this.failures));
-  }
-
-  /**
-   * A leader that failed is asked again after a pause that grows with its failures in a row; the other leaders' partitions
-   * are fetched meanwhile (a broker stopping must not slow the reads from the ones that answer).
-   */
-  private pause(leader: number, error: unknown): void {
-    const failures = (this.paused.get(leader)?.failures ?? 0) + 1;
-    const delay = backoff(failures);
-    this.paused.set(leader, { failures, until: Date.now() + delay });
-    this.onError(error, false);
-    this.wakeIn(delay);
-  }
-
-  private isPaused(leader: number): boolean {
-    const until = this.paused.get(leader)?.until ?? 0;
-    const left = until - Date.now();
-    if (left > 0) this.wakeIn(left);
-    return left > 0;
-  }
-
-  private wakeIn(delay: number): void {
-    const at = Date.now() + delay;
-    if (this.stopped || (this.wakeTimer && this.wakeAt <= at)) return;
-    clearTimeout(this.wakeTimer);
-    this.wakeAt = at;
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = undefined;
-      this.wakeAt = Number.POSITIVE_INFINITY;
       this.pump();
     }, delay);
   }
 }
-
-/** Partitions whose leader the metadata does not name (being elected, or a broker missing from it). */
-const NO_LEADER = -1;
-
-/** 100 ms after a first failure, doubling to a second. */
-const backoff = (failures: number) => Math.min(1_000, 50 * 2 ** Math.min(failures, 5));
 
 const keyOf = (topic: string, partition: number) => `${topic}:${partition}`;
 
@@ -289,12 +244,13 @@ type FetchedPartition = FetchResponse['responses'][number]['partitions'][number]
 /**
  * The committed records of a partition's fetch from `from` on, and the position after it. An aborted transaction's
  * records are skipped from its first offset until its producer's abort marker, even when the marker lies beyond this
- * response, and for every aborted transaction of a producer, however many the response holds.
+ * response, and for every aborted transaction of a producer, however many the response holds (the client's own filter
+ * does neither: `UnfilteredConsumer` keeps it from seeing any).
  */
 function readBatch(topic: string, partition: FetchedPartition, from: bigint): { batch: FetchedBatch; next: bigint } | undefined {
   const recordBatches = partition.records ?? [];
   if (recordBatches.length === 0) return undefined;
-  const aborted = [...(partition.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
+  const aborted = [...abortedTransactionsOf(partition)].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
   const abortedProducers = new Set<bigint>();
   const messages: FetchedRecord[] = [];
   let next = from;

@@ -1,4 +1,5 @@
 import { Base, Consumer as ClientConsumer, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
+import { UnfilteredConsumer } from './committed-fetch.ts';
 import { KafkaAdmin } from './admin.ts';
 import { isBrokerAway, kafkaErrorType, retryKafka } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
@@ -63,7 +64,7 @@ export class GroupConsumer {
     private readonly kafka: Kafka,
     private readonly options: GroupConsumerOptions,
   ) {
-    this.client = new ClientConsumer({
+    this.client = new UnfilteredConsumer({
       ...kafka.options(),
       groupId: options.groupId,
       ...(options.instanceId ? { groupInstanceId: options.instanceId } : {}),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Consumer as ClientConsumer } from '@platformatic/kafka';
+import { UnfilteredConsumer } from './committed-fetch.ts';
 import { KafkaAdmin } from './admin.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import { Fetcher, type FetchedBatch, type FetchSettings } from './fetcher.ts';
@@ -19,7 +19,7 @@ export async function readPartitions(
 ): Promise<void> {
   if (from.size === 0) return;
   // The client's consumer needs a group name; this one never joins it.
-  const client = new ClientConsumer({ ...kafka.options(), groupId: `reader-${randomUUID()}` });
+  const client = new UnfilteredConsumer({ ...kafka.options(), groupId: `reader-${randomUUID()}` });
   const waiting = new Set(from.keys());
   let settle!: { resolve: () => void; reject: (error: unknown) => void };
   const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
