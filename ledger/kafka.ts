@@ -18,6 +18,7 @@ export {
   isBrokerAway,
   isCoordinatorAway,
   isKafkaError,
+  isProducerFenced,
   isTransientTransactionError,
   kafkaConnectionError,
   kafkaErrorType,

@@ -53,6 +53,11 @@ const COORDINATOR_AWAY = new Set(['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_N
 /** The coordinator of a group or of transactions is not there yet (being elected, loading its log, moved). */
 export const isCoordinatorAway = (error: unknown): boolean => COORDINATOR_AWAY.has(String(kafkaErrorType(error)));
 
+const FENCED = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH']);
+
+/** A newer producer took this one's transactional id (another incarnation of the instance): it must not take it back. */
+export const isProducerFenced = (error: unknown): boolean => FENCED.has(String(kafkaErrorType(error)));
+
 /** No broker answers (refused, reset, timed out) or the coordinator is not there yet: it is worth asking again later. */
 export const isBrokerAway = (error: unknown): boolean =>
   isCoordinatorAway(error) ||

@@ -7,7 +7,7 @@ import {
   type MessageToProduce,
   type ProduceResult,
 } from '@platformatic/kafka';
-import { isBrokerAway, isTransientTransactionError, retryKafka, retryTransient } from './errors.ts';
+import { isBrokerAway, isProducerFenced, isTransientTransactionError, retryKafka, retryTransient } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import type { GroupMember, TopicOffsets } from './group-consumer.ts';
 
@@ -135,6 +135,7 @@ export class TransactionalProducer extends RecordProducer {
    * Begins a transaction (the producer has one at a time). After a transaction whose send failed, the client first
    * takes the id again: it counted the failed send's records in its sequence numbers and does not take them back, so
    * its next send would be refused (OUT_OF_ORDER_SEQUENCE_NUMBER); a new epoch starts them from 0 (as KIP-360's bump).
+   * A producer fenced by a newer one does not: taking the id back would fence the newer incarnation in turn.
    */
   async transaction(): Promise<KafkaTransaction> {
     if (this.sequencesBroken) {
@@ -166,7 +167,7 @@ export class KafkaTransaction {
     try {
       return written(await this.transaction.send({ messages }));
     } catch (error) {
-      this.onSendFailed();
+      if (!isProducerFenced(error)) this.onSendFailed();
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kafkaConnectionError, kafkaErrorType, kafkaProtocolError, TransactionAborted } from '../../ledger/kafka.ts';
+import { isProducerFenced, kafkaConnectionError, kafkaErrorType, kafkaProtocolError, TransactionAborted } from '../../ledger/kafka.ts';
 import { isRetriableRound } from '../../ledger/partition-tasks.ts';
 
 /** Which failed rounds a transactional part reads and decides again, and which restart it. */
@@ -44,5 +44,20 @@ describe('isRetriableRound', () => {
   it('a round the group moved on from is read again, aborted or not', () => {
     expect(isRetriableRound(kafkaProtocolError('ILLEGAL_GENERATION'))).toBe(true);
     expect(isRetriableRound(new TransactionAborted(kafkaProtocolError('REBALANCE_IN_PROGRESS')))).toBe(true);
+  });
+});
+
+/** A producer whose id a newer one took does not take it back (the newer incarnation would be fenced in turn). */
+describe('isProducerFenced', () => {
+  it.each(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])('%s, however deep the client wrapped it, is fenced', (id) => {
+    expect(isProducerFenced(new TransactionAborted(kafkaProtocolError(id)))).toBe(true);
+  });
+
+  it.each(['NOT_LEADER_OR_FOLLOWER', 'MESSAGE_TOO_LARGE', 'OUT_OF_ORDER_SEQUENCE_NUMBER'])('%s is not', (id) => {
+    expect(isProducerFenced(kafkaProtocolError(id))).toBe(false);
+  });
+
+  it('a broker that cannot be reached is not', () => {
+    expect(isProducerFenced(kafkaConnectionError('connect ECONNREFUSED 127.0.0.1:9092'))).toBe(false);
   });
 });
