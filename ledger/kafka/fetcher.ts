@@ -1,5 +1,5 @@
 import { FetchIsolationLevels, type Consumer as ClientConsumer } from '@platformatic/kafka';
-import { abortedTransactionsOf } from './committed-fetch.ts';
+import { abortedTransactionsOf } from './unfiltered-consumer.ts';
 
 type FetchResponse = Awaited<ReturnType<ClientConsumer['fetch']>>;
 

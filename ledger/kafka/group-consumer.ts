@@ -1,5 +1,5 @@
 import { Base, Consumer as ClientConsumer, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
-import { UnfilteredConsumer } from './committed-fetch.ts';
+import { UnfilteredConsumer } from './unfiltered-consumer.ts';
 import { KafkaAdmin } from './admin.ts';
 import { isBrokerAway, kafkaErrorType, retryKafka } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UnfilteredConsumer } from './committed-fetch.ts';
+import { UnfilteredConsumer } from './unfiltered-consumer.ts';
 import { KafkaAdmin } from './admin.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import { Fetcher, type FetchedBatch, type FetchSettings } from './fetcher.ts';

@@ -124,11 +124,16 @@ export class TransactionalProducer extends RecordProducer {
       const transaction = await this.client.beginTransaction();
       await transaction.cancel();
     } catch (error) {
-      const broken = this.client;
-      this.client = this.createClient(this.kafka);
-      await broken.close().catch(() => undefined);
+      await this.replaceClient();
       throw error;
     }
+  }
+
+  /** A fresh client in place of the current one, which is closed (as far as it can be). */
+  private async replaceClient(): Promise<void> {
+    const broken = this.client;
+    this.client = this.createClient(this.kafka);
+    await broken.close().catch(() => undefined);
   }
 
   /**
@@ -139,9 +144,7 @@ export class TransactionalProducer extends RecordProducer {
    */
   async transaction(): Promise<KafkaTransaction> {
     if (this.sequencesBroken) {
-      const broken = this.client;
-      this.client = this.createClient(this.kafka);
-      await broken.close().catch(() => undefined);
+      await this.replaceClient();
       // The coordinator may still be writing the aborted transaction's markers (CONCURRENT_TRANSACTIONS).
       await retryTransient(() => this.connect());
       this.sequencesBroken = false;
