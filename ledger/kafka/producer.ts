@@ -157,7 +157,8 @@ export class TransactionalProducer extends RecordProducer {
 export class KafkaTransaction {
   constructor(
     private readonly transaction: ClientTransaction,
-    private readonly onSendFailed: () => void = () => undefined,
+    /** The client can no longer carry on this producer's transactions: a send failed, or an abort did. */
+    private readonly onBroken: () => void = () => undefined,
   ) {}
 
   async send({ topic, messages }: { topic: string; messages: OutgoingRecord[] }): Promise<WrittenRecords[]> {
@@ -170,7 +171,7 @@ export class KafkaTransaction {
     try {
       return written(await this.transaction.send({ messages }));
     } catch (error) {
-      if (!isProducerFenced(error)) this.onSendFailed();
+      if (!isProducerFenced(error)) this.onBroken();
       throw error;
     }
   }
@@ -194,12 +195,16 @@ export class KafkaTransaction {
     await endTransaction(() => this.transaction.commit());
   }
 
-  /** Aborts; a transaction the broker never heard of (nothing sent yet) is only forgotten. */
+  /**
+   * Aborts; a transaction the broker never heard of (nothing sent yet) is only forgotten. When the abort fails, the
+   * producer takes its id again before its next transaction, which aborts this one if it is still open.
+   */
   async abort(): Promise<void> {
     try {
       await endTransaction(() => this.transaction.abort());
     } catch (error) {
       await this.transaction.cancel().catch(() => undefined);
+      if (!isProducerFenced(error)) this.onBroken();
       throw error;
     }
   }
@@ -228,8 +233,11 @@ export class TransactionAborted extends Error {
 
 /**
  * Runs `work` in one Kafka transaction: committed when it returns. When `work` fails the transaction is aborted and a
- * `TransactionAborted` thrown (as when the transaction cannot begin); when the abort fails too, or the commit does (it
- * may have landed all the same), the failure itself is thrown: the transaction's outcome is unknown.
+ * `TransactionAborted` thrown (as when the transaction cannot begin). Should that abort fail too, the transaction is
+ * still never committed (only this producer could commit it, and its next transaction takes the id again, which has
+ * the coordinator abort it), so `TransactionAborted` all the same, unless a newer producer fenced this one (then the
+ * failure itself). When the commit fails (it may have landed all the same), the failure itself is thrown: the
+ * transaction's outcome is unknown.
  */
 export async function inTransaction<T>(
   producer: TransactionalProducer,
@@ -244,14 +252,14 @@ export async function inTransaction<T>(
   try {
     result = await work(transaction);
   } catch (error) {
-    const aborted = await transaction.abort().then(
-      () => true,
+    const fenced = await transaction.abort().then(
+      () => false,
       (abortFailure: unknown) => {
         onAbortFailure(abortFailure);
-        return false;
+        return isProducerFenced(abortFailure);
       },
     );
-    throw aborted ? new TransactionAborted(error) : error;
+    throw fenced ? error : new TransactionAborted(error);
   }
   try {
     await transaction.commit();

@@ -92,6 +92,26 @@ export async function describeKafka(brokers: string[]): Promise<{ clusterId: str
   }
 }
 
+/**
+ * The partitions of the cluster (internal topics included) whose in-sync replicas are fewer than their replicas, or
+ * undefined when no broker answers. An operator restarts the next broker of a rolling restart only once this is empty.
+ */
+export async function underReplicatedPartitions(brokers: string[]): Promise<string[] | undefined> {
+  const admin = quietKafka(brokers, 'stack-probe', { probe: { requestTimeoutMs: 3_000 } }).admin();
+  try {
+    await admin.connect();
+    const names = [...new Set([...(await admin.listTopics()), '__consumer_offsets', '__transaction_state'])];
+    const { topics } = await admin.fetchTopicMetadata({ topics: names });
+    return topics.flatMap(({ name, partitions }) =>
+      partitions.filter(({ replicas, isr }) => isr.length < replicas.length).map(({ partitionId }) => `${name}[${partitionId}]`),
+    );
+  } catch {
+    return undefined;
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
 /** Runtime classpath of the broker. */
 const resolveClasspath = (stackDir: string, log: Log): Promise<string> =>
   mavenClasspath({ name: 'kafka', what: 'broker jars', pom: POM, dir: kafkaDir(stackDir), stackDir, log });

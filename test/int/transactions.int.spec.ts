@@ -8,6 +8,7 @@ import {
   kafkaErrorType,
   quietKafka,
   readToEnd,
+  retryKafka,
   retryTransient,
   TransactionAborted,
   transactionalProducer,
@@ -18,6 +19,7 @@ import {
 } from '../../ledger/kafka.ts';
 import { isGenerationMoved } from '../../ledger/partition-tasks.ts';
 import { topic as topicSpec } from '../../ledger/topics.ts';
+import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka.ts';
 
 /** Transactions of the port on the real broker: KIP-447 offset commits, and what a read_committed reader sees. */
 describe('transactions on the real broker', () => {
@@ -214,4 +216,58 @@ describe('transactions on the real broker', () => {
       await admin.deleteTopics({ topics: [refusing] }).catch(() => undefined);
     }
   });
+});
+
+/** A broker of the test's own that goes away while a transaction is open: its abort cannot reach the coordinator. */
+describe('a transaction whose work and abort both fail', () => {
+  let broker: PrivateKafka;
+  let kafka: Kafka;
+  let admin: Admin;
+  const topic = `int-transactions-abort-failed-${randomUUID()}`;
+
+  beforeAll(async () => {
+    broker = await startPrivateKafka('transactions-abort');
+    kafka = quietKafka(broker.brokers, 'int-transactions-abort');
+    admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, '', [topicSpec(topic, 'events', 'key')], 1, 1_000_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await admin?.disconnect().catch(() => undefined);
+    await broker?.destroy();
+  });
+
+  it('is TransactionAborted (never committed), and the producer commits its next transaction once the broker is back', async () => {
+    const producer = transactionalProducer(kafka, `int-transactions-abort-${randomUUID()}`);
+    // A new broker creates its transaction log at the first producer's request: the coordinator is away until then.
+    await retryKafka(
+      () => producer.connect(),
+      (attempt, error) => (attempt < 60 && isBrokerAway(error) ? 500 : undefined),
+    );
+    try {
+      const cause = new Error('the round failed while the broker went away');
+      const failed = await inTransaction(producer, async (transaction) => {
+        await transaction.send({ topic, messages: [{ partition: 0, key: 'never', value: 'x' }] });
+        await broker.stop();
+        throw cause;
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(TransactionAborted);
+      expect((failed as TransactionAborted).cause).toBe(cause);
+      await broker.start();
+      // The producer takes its id again first: the coordinator aborts the transaction left open.
+      await retryKafka(
+        () => inTransaction(producer, (t) => t.send({ topic, messages: [{ partition: 0, key: 'next', value: 'x' }] })),
+        (attempt, error) => (attempt < 40 && error instanceof TransactionAborted && isBrokerAway(error) ? 250 : undefined),
+      );
+      const keys: string[] = [];
+      await readToEnd(kafka, topic, (batch) => keys.push(...batch.messages.map((m) => m.key?.toString() ?? '')));
+      expect(keys).toEqual(['next']);
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+    }
+  }, 120_000);
 });

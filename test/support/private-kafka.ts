@@ -5,6 +5,7 @@ import {
   describeKafka,
   killKafka,
   spawnBroker,
+  underReplicatedPartitions,
   stopKafka,
   waitForBroker,
   type BrokerSite,
@@ -68,7 +69,14 @@ export type PrivateKafkaNode = {
   start: () => Promise<void>;
 };
 
-export type PrivateKafkaCluster = { brokers: string[]; dir: string; nodes: PrivateKafkaNode[]; destroy: () => Promise<void> };
+export type PrivateKafkaCluster = {
+  brokers: string[];
+  dir: string;
+  nodes: PrivateKafkaNode[];
+  /** Resolves once every partition (internal topics included) has all its replicas in sync again. */
+  inSync: () => Promise<void>;
+  destroy: () => Promise<void>;
+};
 
 /**
  * A three-node KRaft cluster of the test's own (each node broker and controller; replication 3, min.insync 2 as the
@@ -120,5 +128,10 @@ export async function startPrivateKafkaCluster(name = 'kafka-cluster', size = 3)
     await destroy();
     throw error;
   }
-  return { brokers, dir, nodes, destroy };
+  const inSync = () =>
+    waitUntil(`${name}: every partition's replicas in sync`, async () => (await underReplicatedPartitions(brokers))?.length === 0, {
+      timeoutMs: START_TIMEOUT_MS,
+      intervalMs: 250,
+    });
+  return { brokers, dir, nodes, inSync, destroy };
 }
