@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { quietKafka } from '../../ledger/kafka.ts';
 import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
+import { LAUNCH_V8_FLAGS } from '../../ledger/heap-growth.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { DEFAULT_WORKSPACE_SECRET } from '../../stack/unified/stand-in.ts';
 import { serviceStarted } from './checked-responses.ts';
@@ -123,7 +124,8 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     const log = createWriteStream(logPath, { flags: 'a' });
     // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
     // SERVICE_NODE_ARGS: node flags for the service alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a bench).
-    const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    // The service's own launch flags first (as npm start and the image give them); SERVICE_NODE_ARGS after, so they win.
+    const nodeArgs = [...LAUNCH_V8_FLAGS, ...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
     child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'bin', 'server.ts')], {
       cwd: root,
       env,

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { v8Major } from '../../ledger/heap-growth.ts';
+import { LAUNCH_V8_FLAGS, v8Major } from '../../ledger/heap-growth.ts';
 
 /**
  * In a process of its own (V8's flags are the process's): about 70 MB kept live while blocks that outlive the young
@@ -33,4 +34,26 @@ describe('boundHeapGrowth', () => {
     // Live ≈ 70–100 MB, the young generation up to 48 MB more: 200 MB is far below what the unbounded heap takes.
     expect(peakMb).toBeLessThan(200);
   }, 60_000);
+});
+
+describe('the launch flags', () => {
+  const root = new URL('../../', import.meta.url);
+
+  it('are what npm start and the image give node, before the entry point', () => {
+    const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    expect(start).toBe(`exec node ${LAUNCH_V8_FLAGS.join(' ')} --import tsx bin/start.ts`);
+    const cmd = /^CMD (.*)$/m.exec(readFileSync(new URL('Dockerfile', root), 'utf8'))?.[1];
+    expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...LAUNCH_V8_FLAGS, '--import', 'tsx', 'bin/server.ts']);
+  });
+
+  it('are taken by the node that runs them, and bound the young generation (V8 gave it 128 MB here unbounded)', () => {
+    const young =
+      `const v8 = require('node:v8'); const keep = []; for (let i = 0; i < 3_000_000; i++) keep.push({ i, s: 'x' + i }); ` +
+      `console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)`;
+    const run = spawnSync(process.execPath, [...LAUNCH_V8_FLAGS, '-e', young], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    // Two semi-spaces of at most 32 MB each.
+    expect(Number(run.stdout)).toBeLessThanOrEqual(2 * 32 * 1024 * 1024);
+  }, 30_000);
 });
