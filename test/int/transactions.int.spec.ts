@@ -21,6 +21,19 @@ import { isGenerationMoved } from '../../ledger/partition-tasks.ts';
 import { topic as topicSpec } from '../../ledger/topics.ts';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka.ts';
 
+/** The error a promise rejects with; undefined when it resolves. */
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** A transaction answered as aborted because of `cause`. */
+const expectAbortedBy = (failed: unknown, cause: Error): void => {
+  expect(failed).toBeInstanceOf(TransactionAborted);
+  expect((failed as TransactionAborted).cause).toBe(cause);
+};
+
 /** Transactions of the port on the real broker: KIP-447 offset commits, and what a read_committed reader sees. */
 describe('transactions on the real broker', () => {
   let kafka: Kafka;
@@ -99,15 +112,13 @@ describe('transactions on the real broker', () => {
   it('aborts a transaction whose work fails: TransactionAborted, its cause kept, nothing of it visible; the next one commits', async () => {
     const cause = new Error('the cluster refused the round');
     const value = `aborted-${randomUUID()}`;
-    const failed = await inTransaction(producer, async (transaction) => {
-      await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 1, key: 'k', value }] }] });
-      throw cause;
-    }).then(
-      () => undefined,
-      (error: unknown) => error,
+    const failed = await failureOf(
+      inTransaction(producer, async (transaction) => {
+        await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 1, key: 'k', value }] }] });
+        throw cause;
+      }),
     );
-    expect(failed).toBeInstanceOf(TransactionAborted);
-    expect((failed as TransactionAborted).cause).toBe(cause);
+    expectAbortedBy(failed, cause);
     const after = `after-${randomUUID()}`;
     await inTransaction(producer, (transaction) =>
       transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 1, key: 'k', value: after }] }] }),
@@ -121,10 +132,7 @@ describe('transactions on the real broker', () => {
   it('answers a transaction that cannot begin (no broker answers) as aborted, its cause the broker being away', async () => {
     const unreachable = transactionalProducer(quietKafka(['127.0.0.1:1'], 'int-transactions-unreachable'), `unreachable-${randomUUID()}`);
     try {
-      const failed = await inTransaction(unreachable, async () => undefined).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const failed = await failureOf(inTransaction(unreachable, async () => undefined));
       expect(failed).toBeInstanceOf(TransactionAborted);
       expect(isBrokerAway(failed)).toBe(true);
     } finally {
@@ -247,16 +255,14 @@ describe('a transaction whose work and abort both fail', () => {
     );
     try {
       const cause = new Error('the round failed while the broker went away');
-      const failed = await inTransaction(producer, async (transaction) => {
-        await transaction.send({ topic, messages: [{ partition: 0, key: 'never', value: 'x' }] });
-        await broker.stop();
-        throw cause;
-      }).then(
-        () => undefined,
-        (error: unknown) => error,
+      const failed = await failureOf(
+        inTransaction(producer, async (transaction) => {
+          await transaction.send({ topic, messages: [{ partition: 0, key: 'never', value: 'x' }] });
+          await broker.stop();
+          throw cause;
+        }),
       );
-      expect(failed).toBeInstanceOf(TransactionAborted);
-      expect((failed as TransactionAborted).cause).toBe(cause);
+      expectAbortedBy(failed, cause);
       await broker.start();
       // The producer takes its id again first: the coordinator aborts the transaction left open.
       await retryKafka(
