@@ -196,15 +196,16 @@ export class KafkaTransaction {
   }
 
   /**
-   * Aborts; a transaction the broker never heard of (nothing sent yet) is only forgotten. When the abort fails, the
-   * producer takes its id again before its next transaction, which aborts this one if it is still open.
+   * Aborts (because of `cause`); a transaction the broker never heard of (nothing sent yet) is only forgotten. When the
+   * abort fails, the producer takes its id again before its next transaction, which aborts this one if it is still
+   * open, unless a newer producer fenced it (taking the id back would fence that one in turn).
    */
-  async abort(): Promise<void> {
+  async abort(cause?: unknown): Promise<void> {
     try {
       await endTransaction(() => this.transaction.abort());
     } catch (error) {
       await this.transaction.cancel().catch(() => undefined);
-      if (!isProducerFenced(error)) this.onBroken();
+      if (!isProducerFenced(error) && !isProducerFenced(cause)) this.onBroken();
       throw error;
     }
   }
@@ -252,7 +253,7 @@ export async function inTransaction<T>(
   try {
     result = await work(transaction);
   } catch (error) {
-    const fenced = await transaction.abort().then(
+    const fenced = await transaction.abort(error).then(
       () => false,
       (abortFailure: unknown) => {
         onAbortFailure(abortFailure);
@@ -264,7 +265,7 @@ export async function inTransaction<T>(
   try {
     await transaction.commit();
   } catch (error) {
-    await transaction.abort().catch(onAbortFailure);
+    await transaction.abort(error).catch(onAbortFailure);
     throw error;
   }
   return result;
