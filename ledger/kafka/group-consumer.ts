@@ -1,5 +1,5 @@
 import { Base, Consumer as ClientConsumer, type ConsumerGroupJoinPayload } from '@platformatic/kafka';
-import { UnfilteredConsumer } from './unfiltered-consumer.ts';
+import { GroupClient } from './group-client.ts';
 import { KafkaAdmin } from './admin.ts';
 import { isBrokerAway, kafkaErrorType, retryKafka } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
@@ -64,7 +64,7 @@ export class GroupConsumer {
     private readonly kafka: Kafka,
     private readonly options: GroupConsumerOptions,
   ) {
-    this.client = new UnfilteredConsumer({
+    this.client = new GroupClient({
       ...kafka.options(),
       groupId: options.groupId,
       ...(options.instanceId ? { groupInstanceId: options.instanceId } : {}),
