@@ -106,7 +106,7 @@ export class RecordProducer {
  * the consumed offsets with the group member's generation, so a member the group has moved on from cannot commit.
  */
 export class TransactionalProducer extends RecordProducer {
-  private sequencesBroken = false;
+  private needsNewEpoch = false;
 
   constructor(
     private readonly kafka: Kafka,
@@ -140,16 +140,17 @@ export class TransactionalProducer extends RecordProducer {
    * Begins a transaction (the producer has one at a time). After a transaction whose send failed, the client first
    * takes the id again: it counted the failed send's records in its sequence numbers and does not take them back, so
    * its next send would be refused (OUT_OF_ORDER_SEQUENCE_NUMBER); a new epoch starts them from 0 (as KIP-360's bump).
+   * After one whose abort failed too: taking the id again has the coordinator abort it, should it still be open.
    * A producer fenced by a newer one does not: taking the id back would fence the newer incarnation in turn.
    */
   async transaction(): Promise<KafkaTransaction> {
-    if (this.sequencesBroken) {
+    if (this.needsNewEpoch) {
       await this.replaceClient();
       // The coordinator may still be writing the aborted transaction's markers (CONCURRENT_TRANSACTIONS).
       await retryTransient(() => this.connect());
-      this.sequencesBroken = false;
+      this.needsNewEpoch = false;
     }
-    return new KafkaTransaction(await this.client.beginTransaction(), () => (this.sequencesBroken = true));
+    return new KafkaTransaction(await this.client.beginTransaction(), () => (this.needsNewEpoch = true));
   }
 }
 

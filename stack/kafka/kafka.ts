@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { quietKafka } from '../../ledger/kafka.ts';
+import { quietKafka, type Admin } from '../../ledger/kafka.ts';
 import { mavenClasspath } from '../maven-classpath.ts';
 import { envPort, livePid, logsDir, portOpen, spawnDetached, stopProcess, waitUntil, type Log } from '../process-control.ts';
 
@@ -79,12 +79,12 @@ export function clusterSites({
   }));
 }
 
-export async function describeKafka(brokers: string[]): Promise<{ clusterId: string; brokers: number } | undefined> {
+/** `question` put to the cluster by a short-lived admin client; undefined when no broker answers. */
+async function askKafka<T>(brokers: string[], question: (admin: Admin) => Promise<T | undefined>): Promise<T | undefined> {
   const admin = quietKafka(brokers, 'stack-probe', { probe: { requestTimeoutMs: 3_000 } }).admin();
   try {
     await admin.connect();
-    const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 ? { clusterId: cluster.clusterId, brokers: cluster.brokers.length } : undefined;
+    return await question(admin);
   } catch {
     return undefined;
   } finally {
@@ -92,25 +92,24 @@ export async function describeKafka(brokers: string[]): Promise<{ clusterId: str
   }
 }
 
+export const describeKafka = (brokers: string[]): Promise<{ clusterId: string; brokers: number } | undefined> =>
+  askKafka(brokers, async (admin) => {
+    const cluster = await admin.describeCluster();
+    return cluster.brokers.length > 0 ? { clusterId: cluster.clusterId, brokers: cluster.brokers.length } : undefined;
+  });
+
 /**
  * The partitions of the cluster (internal topics included) whose in-sync replicas are fewer than their replicas, or
  * undefined when no broker answers. An operator restarts the next broker of a rolling restart only once this is empty.
  */
-export async function underReplicatedPartitions(brokers: string[]): Promise<string[] | undefined> {
-  const admin = quietKafka(brokers, 'stack-probe', { probe: { requestTimeoutMs: 3_000 } }).admin();
-  try {
-    await admin.connect();
+export const underReplicatedPartitions = (brokers: string[]): Promise<string[] | undefined> =>
+  askKafka(brokers, async (admin) => {
     const names = [...new Set([...(await admin.listTopics()), '__consumer_offsets', '__transaction_state'])];
     const { topics } = await admin.fetchTopicMetadata({ topics: names });
     return topics.flatMap(({ name, partitions }) =>
       partitions.filter(({ replicas, isr }) => isr.length < replicas.length).map(({ partitionId }) => `${name}[${partitionId}]`),
     );
-  } catch {
-    return undefined;
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
-}
+  });
 
 /** Runtime classpath of the broker. */
 const resolveClasspath = (stackDir: string, log: Log): Promise<string> =>

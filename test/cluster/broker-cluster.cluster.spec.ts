@@ -65,7 +65,7 @@ beforeAll(async () => {
     rolling,
     await underWrites(async () => {
       // As an operator restarts brokers: the next one only once every partition is fully replicated again. Stopping
-      // it while the last one still catches up leaves partitions with one in-sync replica, below min.insync.replicas:
+      // it while the last one still catches up can leave partitions with one in-sync replica, below min.insync.replicas:
       // no acks=all write (nor a transaction's markers) can succeed there, whatever the client.
       for (const node of cluster!.nodes) {
         const t = Date.now();
