@@ -364,7 +364,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         ]),
         ...byTopic(commands),
       ].filter(({ messages }) => messages.length > 0);
-      const written = await retryTransient(() => transaction.sendBatch({ topicMessages }));
+      const answered = decided.filter((one) => !one.decision.command.metadata.noReply);
+      const replyKeys = answered.map((one) => ({ key: one.decision.command.metadata.commandId, value: null }));
+      const later = replyKeys.length > 0 ? [{ topic: this.topic.replies, messages: replyKeys }] : [];
+      const written = await retryTransient(() => transaction.sendBatch({ topicMessages }, later));
       // Replies name the offsets of their events, which are known only once those are written.
       const baseOffsets = new Map(written.filter((w) => w.topicName === events).map((w) => [w.partition, BigInt(w.baseOffset ?? '-1')]));
       const positionOf = (one: Decided<E, S>): LogPosition[] => {
@@ -376,12 +379,10 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         const offset = base === undefined || base < 0n ? -1n : base + BigInt(last.index);
         return [{ topic: events, partition: last.partition, offset: offset.toString() }];
       };
-      const replies = decided
-        .filter((one) => !one.decision.command.metadata.noReply)
-        .map((one) => ({
-          key: one.decision.command.metadata.commandId,
-          value: JSON.stringify(reply(one.decision, positionOf(one))),
-        }));
+      const replies = answered.map((one) => ({
+        key: one.decision.command.metadata.commandId,
+        value: JSON.stringify(reply(one.decision, positionOf(one))),
+      }));
       if (replies.length > 0) await retryTransient(() => transaction.send({ topic: this.topic.replies, messages: replies }));
       await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets(consumed) }));
       return written;

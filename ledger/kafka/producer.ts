@@ -150,13 +150,14 @@ export class TransactionalProducer extends RecordProducer {
       await retryTransient(() => this.connect());
       this.needsNewEpoch = false;
     }
-    return new KafkaTransaction(await this.client.beginTransaction(), () => (this.needsNewEpoch = true));
+    return new KafkaTransaction(this.client, await this.client.beginTransaction(), () => (this.needsNewEpoch = true));
   }
 }
 
 /** One open transaction: records sent in it, and the consumed offsets committed with it, appear together or never. */
 export class KafkaTransaction {
   constructor(
+    private readonly client: ClientProducer,
     private readonly transaction: ClientTransaction,
     /** The client can no longer carry on this producer's transactions: a send failed, or an abort did. */
     private readonly onBroken: () => void = () => undefined,
@@ -166,15 +167,29 @@ export class KafkaTransaction {
     return this.sendBatch({ topicMessages: [{ topic, messages }] });
   }
 
-  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[] }): Promise<WrittenRecords[]> {
+  /**
+   * Sends `topicMessages`. The partitions of `later` (records this transaction will send afterwards, such as replies
+   * naming these records' offsets: only their keys count) join the transaction in the same request as these records'
+   * own, so that sending them later costs no AddPartitionsToTxn round trip of its own.
+   */
+  async sendBatch({ topicMessages }: { topicMessages: TopicRecords[] }, later: TopicRecords[] = []): Promise<WrittenRecords[]> {
     const messages = toMessages(topicMessages);
     if (messages.length === 0) return [];
     try {
+      if (later.length > 0) await this.addPartitionsOf([...messages, ...toMessages(later)]);
       return written(await this.transaction.send({ messages }));
     } catch (error) {
       if (!isProducerFenced(error)) this.onBroken();
       throw error;
     }
+  }
+
+  /** One AddPartitionsToTxn for every partition `messages` go to, placed as the client's send places them. */
+  private async addPartitionsOf(messages: MessageToProduce[]): Promise<void> {
+    const partitions = this.client.getSendTopicPartitions({ messages });
+    const metadata = await this.client.metadata({ topics: [...partitions.keys()] });
+    const records = [...partitions].flatMap(([topic, numbers]) => [...numbers].map((partition) => ({ topic, partition })));
+    await this.transaction.addPartitions(metadata, records as MessageToProduce[] as Parameters<ClientTransaction['addPartitions']>[1]);
   }
 
   /**

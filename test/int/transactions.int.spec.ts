@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { channel } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ensureTopics,
@@ -6,6 +7,7 @@ import {
   inTransaction,
   isBrokerAway,
   kafkaErrorType,
+  partitionOfKey,
   quietKafka,
   readToEnd,
   retryKafka,
@@ -138,6 +140,51 @@ describe('transactions on the real broker', () => {
     } finally {
       await unreachable.disconnect().catch(() => undefined);
     }
+  });
+
+  /**
+   * How often the transactional producers of this process add partitions to their transactions (AddPartitionsToTxn,
+   * each counted once however often a busy coordinator has it asked again) while `run` runs.
+   */
+  const partitionAdditionsDuring = async (run: () => Promise<unknown>): Promise<number> => {
+    const started = channel('tracing:plt:kafka:producer:transactions:start');
+    let count = 0;
+    const onStart = (context: unknown) => void ((context as { operation?: string }).operation === 'addPartitions' && count++);
+    started.subscribe(onStart);
+    try {
+      await run();
+    } finally {
+      started.unsubscribe(onStart);
+    }
+    return count;
+  };
+
+  it('adds the partitions of records sent later in the transaction (replies) with the first send: one AddPartitionsToTxn', async () => {
+    const keys = Array.from({ length: 12 }, (_, i) => `later-${i}-${randomUUID()}`);
+    const first = { topic, messages: [{ partition: 0, key: 'first', value: 'x' }] };
+    const later = (value: string | null) => [{ topic, messages: keys.map((key) => ({ key, value })) }];
+    const announced = await partitionAdditionsDuring(() =>
+      inTransaction(producer, async (transaction) => {
+        await transaction.sendBatch({ topicMessages: [first] }, later(null));
+        await transaction.sendBatch({ topicMessages: later('announced') });
+      }),
+    );
+    const unannounced = await partitionAdditionsDuring(() =>
+      inTransaction(producer, async (transaction) => {
+        await transaction.sendBatch({ topicMessages: [first] });
+        await transaction.sendBatch({ topicMessages: later('unannounced') });
+      }),
+    );
+    expect({ announced, unannounced }).toEqual({ announced: 1, unannounced: 2 });
+    // Every later record went where its key places it, as announced.
+    const placed: string[] = [];
+    await readToEnd(kafka, topic, (batch) => {
+      for (const m of batch.messages) {
+        if (keys.includes(m.key?.toString() ?? ''))
+          placed.push(`${m.value?.toString()} ${batch.partition === partitionOfKey(m.key!.toString(), 3)}`);
+      }
+    });
+    expect(placed.sort()).toEqual([...keys.map(() => 'announced true'), ...keys.map(() => 'unannounced true')]);
   });
 
   it('runs 300 rounds back to back, offsets first as a router commits them, without a failed round', async () => {

@@ -1,0 +1,75 @@
+import { resolve } from 'node:path';
+import { ensureStack } from '../stack/stack.ts';
+import { newTenant, type Tenant } from '../test/support/client.ts';
+import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
+import { processCpu } from './cpu.ts';
+import { percentile } from './measure.ts';
+
+/**
+ * This checkout's service against another checkout's (`BENCH_AB_OTHER=<path>`, its node_modules installed), at the same
+ * time on the same machine: on a shared machine whose speed drifts from one minute to the next, two runs one after the
+ * other differ by more than most changes do. Both services run side by side; each round sends `BENCH_AB_ROUND` (100)
+ * POST /products to one, then the same to the other (the order alternating), at `BENCH_CONCURRENCY` (1), for
+ * `BENCH_AB_ROUNDS` (10) rounds. Prints each one's latency and its process's CPU per write.
+ */
+const other = process.env.BENCH_AB_OTHER;
+if (!other) throw new Error('BENCH_AB_OTHER: the path of the other checkout');
+const ROUND = Number(process.env.BENCH_AB_ROUND ?? 100);
+const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 10);
+const C = Number(process.env.BENCH_CONCURRENCY ?? 1);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
+
+type Side = { name: string; service: Service; tenant: Tenant; latencies: number[]; cpuMs: number; seconds: number };
+
+const stack = await ensureStack({ log: () => undefined });
+const env = { LOG_LEVEL: 'error', RATE_LIMIT_TENANT_IN_FLIGHT: '1000' };
+const { startServiceProcess: startOther } = (await import(resolve(other, 'test/support/service-process.ts'))) as {
+  startServiceProcess: typeof startServiceProcess;
+};
+const start = async (name: string, starter: typeof startServiceProcess): Promise<Side> => {
+  const namespace = uniqueName(`bench-ab-${name}`);
+  const service = await starter(stack, { namespace, database: `cl_${namespace.replace(/-/g, '_')}`, env });
+  return { name, service, tenant: await newTenant(service.baseUrl), latencies: [], cpuMs: 0, seconds: 0 };
+};
+const sides = [await start('this', startServiceProcess), await start('other', startOther)];
+
+/** `count` writes to `side` at concurrency C; `record` keeps their latencies and the process's CPU. */
+async function writes(side: Side, count: number, record: boolean): Promise<void> {
+  const cpu = processCpu(side.name, side.service.pid);
+  const cpuBefore = cpu.read() ?? 0;
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: C }, async () => {
+      while (next < count) {
+        next++;
+        const sent = performance.now();
+        const r = await side.tenant.request('POST', '/api/v1/pim/products', { title: `ab ${next}` });
+        if (r.status !== 201) throw new Error(`${side.name}: ${r.status}`);
+        if (record) side.latencies.push(performance.now() - sent);
+      }
+    }),
+  );
+  if (!record) return;
+  side.seconds += (performance.now() - t0) / 1000;
+  side.cpuMs += (cpu.read() ?? 0) - cpuBefore;
+}
+
+try {
+  for (const side of sides) await writes(side, WARMUP, false);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 ? [...sides].reverse() : sides) await writes(side, ROUND, true);
+  }
+  console.log(`\n${ROUNDS} rounds of ${ROUND} POST /products at c=${C}, alternately; this: ${process.cwd()}, other: ${resolve(other)}`);
+  console.log('| service | writes | writes/s | p50 ms | p90 ms | p99 ms | service CPU ms per write |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const { name, latencies, cpuMs, seconds } of sides) {
+    latencies.sort((a, b) => a - b);
+    const [p50, p90, p99] = [50, 90, 99].map((p) => percentile(latencies, p).toFixed(1));
+    console.log(
+      `| ${name} | ${latencies.length} | ${(latencies.length / seconds).toFixed(0)} | ${p50} | ${p90} | ${p99} | ${(cpuMs / latencies.length).toFixed(2)} |`,
+    );
+  }
+} finally {
+  for (const { service } of sides) await service.discard();
+}
