@@ -159,7 +159,7 @@ export class KafkaTransaction {
   constructor(
     private readonly client: ClientProducer,
     private readonly transaction: ClientTransaction,
-    /** The client can no longer carry on this producer's transactions: a send failed, or an abort did. */
+    /** The client can no longer carry on this producer's transactions: a send failed (records may have gone), or an abort did. */
     private readonly onBroken: () => void = () => undefined,
   ) {}
 
@@ -179,7 +179,8 @@ export class KafkaTransaction {
       if (later.length > 0) await this.addPartitionsOf([...messages, ...toMessages(later)]);
       return written(await this.transaction.send({ messages }));
     } catch (error) {
-      if (!isProducerFenced(error)) this.onBroken();
+      // A busy coordinator answers AddPartitionsToTxn, which goes before any Produce: no sequence number was spent.
+      if (!isProducerFenced(error) && !isTransientTransactionError(error)) this.onBroken();
       throw error;
     }
   }

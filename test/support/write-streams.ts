@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { newTenant, type Tenant } from './client.ts';
 import { orderRequest, stocked } from './orders.ts';
 import { eventually, isAcknowledged, repeated, sendSteadily, timedRequest, type Answer } from './private-outage.ts';
@@ -27,10 +28,12 @@ export class WriteStreams {
   private constructor(
     private readonly baseUrl: string,
     private readonly initialStock: number,
+    /** The service's database: the audit trail read whole there, where its route shows the 100 most recent events. */
+    private readonly databaseUrl: string | undefined,
   ) {}
 
-  static async open(baseUrl: string, { initialStock = 1_000 } = {}): Promise<WriteStreams> {
-    const streams = new WriteStreams(baseUrl, initialStock);
+  static async open(baseUrl: string, { initialStock = 1_000, databaseUrl }: { initialStock?: number; databaseUrl?: string } = {}) {
+    const streams = new WriteStreams(baseUrl, initialStock, databaseUrl);
     for (const label of ['A', 'B']) {
       const tenant = await newTenant(baseUrl);
       streams.shops.push({ label, tenant, stock: await stocked(tenant, initialStock) });
@@ -105,15 +108,34 @@ export class WriteStreams {
     problems.push(
       ...acknowledged.filter((w) => !listedIds.has(w.body.id)).map((w) => `acknowledged, not listed: ${w.what} -> ${w.body.id}`),
     );
-    const audit = await this.read(shop, '/api/v1/pim/audit');
-    if (audit.status !== 200) return [...problems, `GET audit: ${audit.status}`];
-    // The audit route shows the 100 most recent events: a phase writes fewer products than that per tenant.
-    const auditRows: Array<{ action: string; entity_id: string }> = audit.body;
-    if (auditRows.length >= 100) problems.push(`${auditRows.length} audit events: more than the route shows, cannot check them all`);
+    const auditRows = await this.auditTrail(shop);
+    if (typeof auditRows === 'string') return [...problems, auditRows];
     const created = auditRows.filter((e) => e.action === 'product.created').map((e) => e.entity_id);
     problems.push(...repeated(created).map((r) => `creation audited ${r.times}×: ${r.value}`));
     problems.push(...acknowledged.filter((w) => !created.includes(w.body.id)).map((w) => `acknowledged, not audited: ${w.what}`));
     return problems.map((p) => `tenant ${shop.label}: ${p}`);
+  }
+
+  /** The tenant's audit events: from the route (its 100 most recent), or every one from the database when it is known. */
+  private async auditTrail(shop: Shop): Promise<Array<{ action: string; entity_id: string }> | string> {
+    if (this.databaseUrl) {
+      const client = new pg.Client({ connectionString: this.databaseUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ action: string; entity_id: string }>(
+          'select action, entity_id from rm_audit.audit_events where tenant_id = $1',
+          [shop.tenant.tenantId],
+        );
+        return rows;
+      } finally {
+        await client.end();
+      }
+    }
+    const audit = await this.read(shop, '/api/v1/pim/audit');
+    if (audit.status !== 200) return `GET audit: ${audit.status}`;
+    // The audit route shows the 100 most recent events: a phase writes fewer products than that per tenant.
+    const rows: Array<{ action: string; entity_id: string }> = audit.body;
+    return rows.length >= 100 ? `${rows.length} audit events: more than the route shows, cannot check them all` : rows;
   }
 
   /** Acknowledged orders missing, doubled (by id or idempotency key) or not confirmed; stock not reserved exactly for them. */
