@@ -190,7 +190,7 @@ export class KafkaTransaction {
     const partitions = this.client.getSendTopicPartitions({ messages });
     const metadata = await this.client.metadata({ topics: [...partitions.keys()] });
     const records = [...partitions].flatMap(([topic, numbers]) => [...numbers].map((partition) => ({ topic, partition })));
-    await this.transaction.addPartitions(metadata, records as MessageToProduce[] as Parameters<ClientTransaction['addPartitions']>[1]);
+    await this.transaction.addPartitions(metadata, records as Parameters<ClientTransaction['addPartitions']>[1]);
   }
 
   /**

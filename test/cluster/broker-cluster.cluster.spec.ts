@@ -55,14 +55,16 @@ async function underWrites(fault: () => Promise<void>): Promise<Phase> {
   }
 }
 
-const brokerEvents: { broker: string; at: Record<string, number> }[] = [];
-const killEvents: typeof brokerEvents = [];
+/** What one broker did during a fault, and when: `{ stopping, stopped, back, 'in sync' }` or `{ killed, back }`. */
+type BrokerEvents = { broker: string; at: Record<string, number> };
+const brokerEvents: BrokerEvents[] = [];
+const killEvents: BrokerEvents[] = [];
 
 /**
  * The writes' latency five seconds at a time through a phase, beside what the brokers did then: where a restart makes writes
  * slow (a broker stopping, starting, catching up), which the pass or fail of the tests does not say.
  */
-function timeline(phase: Phase, events: typeof brokerEvents): string {
+function timeline(phase: Phase, events: BrokerEvents[]): string {
   const since = (at: number) => Math.floor((at - phase.faultAt) / 5_000) * 5;
   const windows = new Map<number, Write[]>();
   for (const w of phase.streams.writes) windows.set(since(w.sentAt), [...(windows.get(since(w.sentAt)) ?? []), w]);
