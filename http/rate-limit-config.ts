@@ -16,8 +16,13 @@ export const rateLimitSettings = defineSettings({
   /** The same two budgets for one organization of a tenant. */
   RATE_LIMIT_ORG_REQUESTS: budget(30_000),
   RATE_LIMIT_ORG_WRITES: budget(120_000),
-  /** Requests of one tenant in progress at once; the next ones wait their turn at the edge. */
+  /**
+   * Requests of one tenant in progress at once when no other tenant is busy; with others busy, this divided by the
+   * number of busy tenants (at least one). The next ones wait their turn at the edge.
+   */
   RATE_LIMIT_TENANT_IN_FLIGHT: budget(4),
+  /** How long after its last answer a tenant still counts as busy (and so still has its part of the in-flight budget). */
+  RATE_LIMIT_TENANT_BUSY_MS: budget(1_000),
   /** Requests of one tenant waiting for one of those slots; one more is answered 429 at once. */
   RATE_LIMIT_TENANT_QUEUED: budget(256),
   /** How long a request may wait for a slot; past it, 429 with Retry-After rather than an answer the client gave up on. */

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { RateLimitedError } from '../errors.ts';
 import type { rateLimitSettings } from '../rate-limit-config.ts';
 import { CostWindows } from '../rate-limit-store.ts';
+import { TenantAdmission } from '../tenant-admission.ts';
 
 type RateLimitConfig = z.infer<z.ZodObject<typeof rateLimitSettings.shape>>;
 type Checked = Exclude<Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>, { isAllowed: true }>;
@@ -101,13 +102,14 @@ export const rateLimitsPlugin = fp(
       config.RATE_LIMIT_TENANT_IN_FLIGHT,
       config.RATE_LIMIT_TENANT_QUEUED,
       config.RATE_LIMIT_TENANT_WAIT_MS,
+      config.RATE_LIMIT_TENANT_BUSY_MS,
     );
 
     const limits: RateLimits = {
       admitTenant: async (request, reply) => {
         const budgets = WRITE_METHODS.has(request.method) ? [...requests, ...writes] : requests;
         await limit(request, reply, budgets, true);
-        await admission.admit(request.principal.tenantId, reply);
+        await admission.admit(request.principal.tenantId, reply.raw);
         await limit(request, reply, budgets);
       },
       chargeWrites: (request, reply, count) => {
@@ -139,77 +141,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The verified connection of a webhook delivery, which its budget is keyed by. */
     webhookConnection: string | undefined;
-  }
-}
-
-/**
- * Each tenant's requests in progress: up to `inFlight` at once, the next `queued` waiting their turn in order, any
- * beyond refused (429). A flood thus waits at the edge, not in the ledger's queues where another tenant's writes would
- * wait behind it, and draws no stream of refusals while it fits the queue.
- */
-class TenantAdmission {
-  private readonly tenants = new Map<string, { running: number; waiting: (() => void)[] }>();
-
-  constructor(
-    private readonly inFlight: number,
-    private readonly queued: number,
-    private readonly waitMs: number,
-  ) {}
-
-  /** Resolves once the request may run; its slot is freed when its answer is sent or its client goes away. */
-  admit(tenantId: string, reply: FastifyReply): Promise<void> {
-    const tenant = this.tenants.get(tenantId) ?? { running: 0, waiting: [] };
-    this.tenants.set(tenantId, tenant);
-    if (tenant.running < this.inFlight) {
-      tenant.running += 1;
-      reply.raw.once('close', () => this.release(tenantId));
-      return Promise.resolve();
-    }
-    if (tenant.waiting.length >= this.queued) {
-      throw new RateLimitedError(
-        `this tenant has ${tenant.running} requests in progress and ${tenant.waiting.length} waiting, the most it may have; retry when one has been answered`,
-        1,
-      );
-    }
-    return new Promise<void>((resolve, reject) => {
-      let granted = false;
-      const leave = () => {
-        const at = tenant.waiting.indexOf(turn);
-        if (at >= 0) tenant.waiting.splice(at, 1);
-      };
-      // The tenant's requests in progress are slow (a dependency struggling, a heavy job): an answer now, not a hang.
-      const timer = setTimeout(() => {
-        leave();
-        reject(
-          new RateLimitedError(
-            `this tenant's ${tenant.running} requests in progress kept this one waiting ${this.waitMs / 1000} s; retry shortly`,
-            1,
-          ),
-        );
-      }, this.waitMs);
-      const turn = () => {
-        granted = true;
-        clearTimeout(timer);
-        resolve();
-      };
-      tenant.waiting.push(turn);
-      // 'close' comes once the answer is sent or the client went away: a request that waits no more leaves the line.
-      reply.raw.once('close', () => {
-        clearTimeout(timer);
-        if (granted) this.release(tenantId);
-        else leave();
-      });
-    });
-  }
-
-  /** A slot is free: the tenant's next waiting request takes it. */
-  private release(tenantId: string): void {
-    const tenant = this.tenants.get(tenantId);
-    if (!tenant) return;
-    const next = tenant.waiting.shift();
-    if (next) return next();
-    tenant.running -= 1;
-    if (tenant.running === 0) this.tenants.delete(tenantId);
   }
 }
 
