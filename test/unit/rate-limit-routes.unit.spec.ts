@@ -18,6 +18,8 @@ beforeAll(async () => {
     RATE_LIMIT_ORG_WRITES: '6',
     RATE_LIMIT_TENANT_IN_FLIGHT: '2',
     RATE_LIMIT_TENANT_QUEUED: '1',
+    // Each test's tenants stop counting as busy once answered, so they take no part of the next test's budget.
+    RATE_LIMIT_TENANT_BUSY_MS: '1',
     BULK_MAX_ITEMS: '50',
   }));
 });
@@ -120,6 +122,22 @@ describe('rate limits per tenant and organization', () => {
     expect(answered.map((r) => r.statusCode).sort()).toEqual([204, 204, 204, 204, 204, 429]);
     // Its slots are free again (its organization's budget of 3 is spent: another of its organizations asks).
     expect((await list(await newCaller({ tenantId: caller.tenantId }))).statusCode).toBe(200);
+  });
+
+  it('holds a tenant to its share of the requests in progress while another tenant is busy', async () => {
+    const [quiet, flood] = [await newCaller(), await newCaller()];
+    let release = () => {};
+    ledger.held = new Promise<void>((resolve) => (release = resolve));
+    const quietWrite = write(quiet);
+    while (ledger.sent.length < 1) await new Promise((resolve) => setImmediate(resolve));
+    const floodWrites = [write(flood), write(flood)];
+    while (ledger.sent.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    // Two busy tenants split the budget of 2: the flood's second write waits, where alone it would have run.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ledger.sent.map((command) => command.tenantId)).toEqual([quiet.tenantId, flood.tenantId]);
+    release();
+    const answered = await Promise.all([quietWrite, ...floodWrites]);
+    expect(answered.map((r) => r.statusCode)).toEqual([204, 204, 204]);
   });
 
   it('never limits health, readiness or metrics, and gives them no RateLimit headers', async () => {
