@@ -75,6 +75,7 @@ export type PrivateKafkaCluster = {
   nodes: PrivateKafkaNode[];
   /** Resolves once every partition (internal topics included) has all its replicas in sync again. */
   inSync: () => Promise<void>;
+  /** Kills every node and removes the directory, unless KEEP_PRIVATE_KAFKA is set (its brokers' logs, to read after a run). */
   destroy: () => Promise<void>;
 };
 
@@ -114,7 +115,7 @@ export async function startPrivateKafkaCluster(name = 'kafka-cluster', size = 3)
   });
   const destroy = async (): Promise<void> => {
     await Promise.all(nodes.map((node) => node.kill()));
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!process.env.KEEP_PRIVATE_KAFKA) fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
     await Promise.all(
