@@ -39,7 +39,6 @@ export class TenantAdmission {
       return Promise.resolve();
     }
     if (tenant.waiting.length >= this.queued) {
-      this.idleLater(tenantId, tenant);
       throw new RateLimitedError(
         `this tenant has ${tenant.running} requests in progress and ${tenant.waiting.length} waiting, the most it may have; retry when one has been answered`,
         1,
@@ -50,7 +49,6 @@ export class TenantAdmission {
       const leave = () => {
         const at = tenant.waiting.indexOf(turn);
         if (at >= 0) tenant.waiting.splice(at, 1);
-        this.idleLater(tenantId, tenant);
       };
       // The tenant's requests in progress are slow (a dependency struggling, a heavy job): an answer now, not a hang.
       const timer = setTimeout(() => {
@@ -86,7 +84,11 @@ export class TenantAdmission {
     this.idleLater(tenantId, tenant);
   }
 
-  /** A tenant with nothing in progress or waiting stops counting as busy `busyMs` later; the others' shares grow. */
+  /**
+   * A tenant with nothing in progress or waiting stops counting as busy `busyMs` later; the others' shares grow. Only an
+   * answer can leave it so: a tenant with a request waiting has at least one in progress (it waits only at its share,
+   * and gives a slot back only above it).
+   */
   private idleLater(tenantId: string, tenant: Tenant): void {
     if (tenant.running > 0 || tenant.waiting.length > 0 || tenant.idle) return;
     tenant.idle = setTimeout(() => {
