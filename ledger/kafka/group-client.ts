@@ -1,4 +1,5 @@
-import { kGetConnection, NetworkError, type Broker, type Callback, type Connection } from '@platformatic/kafka';
+import { kGetConnection, type Broker, type Callback, type Connection } from '@platformatic/kafka';
+import { brokerInMetadata } from './left-broker.ts';
 import { UnfilteredConsumer } from './unfiltered-consumer.ts';
 
 /**
@@ -6,17 +7,11 @@ import { UnfilteredConsumer } from './unfiltered-consumer.ts';
  * client (@platformatic/kafka 2.12.1, `Consumer#handleError`) answers "the broker is not available in the current cluster
  * metadata" by refreshing the metadata only, and keeps the coordinator's node id: every heartbeat, join and offset
  * commit of the group went on failing so for as long as that broker was away (a broker's restart stalled the groups it
- * coordinated, the orders among them, for 20–30 s), though another broker had taken the group over at once. Asked for a
- * connection to a broker the metadata does not hold, it refreshes the metadata itself and answers a network error that
- * does not say "stale metadata", which has the client find the coordinator again.
+ * coordinated, the orders among them, for 20–30 s), though another broker had taken the group over at once.
  */
 export class GroupClient extends UnfilteredConsumer {
   override [kGetConnection](broker: Broker | undefined, callback: Callback<Connection>): void {
-    if (broker?.host == null || broker.port == null) {
-      this.clearMetadata();
-      callback(new NetworkError('Cannot get a connection: the broker has left the cluster metadata.', { canRetry: true }));
-      return;
-    }
-    super[kGetConnection](broker, callback);
+    const present = brokerInMetadata(this, broker, callback);
+    if (present) super[kGetConnection](present, callback);
   }
 }

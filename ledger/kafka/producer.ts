@@ -1,7 +1,11 @@
 import {
   compatibilityPartitioner,
+  kGetConnection,
   Producer as ClientProducer,
   ProduceAcks,
+  type Broker,
+  type Callback,
+  type Connection,
   type Consumer as ClientConsumer,
   type Message,
   type MessageToProduce,
@@ -10,6 +14,7 @@ import {
 import { isBrokerAway, isProducerFenced, isTransientTransactionError, retryKafka, retryTransient } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
 import type { GroupMember, TopicOffsets } from './group-consumer.ts';
+import { brokerInMetadata } from './left-broker.ts';
 
 /** A record to append; without `partition` the producer places it by its key (murmur2, as the Java client does). */
 export type OutgoingRecord = {
@@ -54,6 +59,19 @@ const written = (result: ProduceResult): WrittenRecords[] =>
   (result.offsets ?? []).map(({ topic, partition, offset }) => ({ topicName: topic, partition, baseOffset: offset.toString() }));
 
 /**
+ * The client of every producer of the port. A transaction's coordinator that moved, in a rolling restart, to a broker
+ * that was away when the client last took the cluster's metadata was out of its reach: every request of the
+ * transaction failed "not available in the current cluster metadata" until the producer was replaced (a commit stalled
+ * about 14 s, and the writes waiting on it were answered 503). See `brokerInMetadata`.
+ */
+class ProducerClient extends ClientProducer {
+  override [kGetConnection](broker: Broker | undefined, callback: Callback<Connection>): void {
+    const present = brokerInMetadata(this, broker, callback);
+    if (present) super[kGetConnection](present, callback);
+  }
+}
+
+/**
  * A producer of the port: keyed records land where the Java client (and every producer of the service) puts them
  * (murmur2 of the key, its low 31 bits), every write acknowledged by all in-sync replicas.
  */
@@ -69,7 +87,7 @@ export class RecordProducer {
 
   protected createClient(kafka: Kafka): ClientProducer {
     const { options } = this;
-    return new ClientProducer({
+    return new ProducerClient({
       ...kafka.options(options.retries === undefined ? {} : { retries: options.retries }),
       idempotent: options.idempotent ?? options.transactionalId !== undefined,
       acks: ProduceAcks.ALL,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { channel } from 'node:diagnostics_channel';
+import type { Producer as ClientProducer } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ensureTopics,
@@ -270,6 +271,21 @@ describe('transactions on the real broker', () => {
     } finally {
       await admin.deleteTopics({ topics: [refusing] }).catch(() => undefined);
     }
+  });
+
+  it("commits through a coordinator that its client's view of the cluster lacks (the view taken while that broker was away)", async () => {
+    const value = `stale-view-${randomUUID()}`;
+    await inTransaction(producer, async (transaction) => {
+      await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 2, key: 'k', value }] }] });
+      // What a rolling restart left behind: the coordinator moved to a broker that was away when the client last
+      // described the cluster, so its cached list of brokers lacks the one every transactional request must go to.
+      const client = (producer as unknown as { client: ClientProducer }).client;
+      expect(client.coordinatorId).toBeDefined();
+      expect(client.currentMetadata?.brokers.delete(client.coordinatorId!)).toBe(true);
+    });
+    const values: string[] = [];
+    await readToEnd(kafka, topic, (batch) => values.push(...batch.messages.map((m) => m.value?.toString() ?? '')));
+    expect(values).toContain(value);
   });
 });
 
