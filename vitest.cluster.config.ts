@@ -1,9 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:cluster`: the three-broker cluster tests (issue 29), each on a cluster of its own. Not in `npm test`:
-// three brokers and the service share the build machine's two cores, where a write takes a second or more with no fault
-// at all, and the rolling restart still has a stall of about 15 s in some runs (503s or writes unanswered) now that the
-// writes last through all three restarts (docs/decisions.md, "The cluster test's writes last through every restart").
+// The three-broker cluster tests (issue 29), each on a cluster of its own: `npm test` runs them last, after the Node
+// versions, on their own so that the rest of the suite does not share the two cores with three more brokers (a write
+// takes a second or more there with no fault at all); `npm run test:cluster` runs them alone.
 export default defineConfig({
   test: {
     pool: 'forks',
