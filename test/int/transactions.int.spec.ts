@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { channel } from 'node:diagnostics_channel';
-import type { Producer as ClientProducer } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ensureTopics,
@@ -30,6 +29,9 @@ const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
     () => undefined,
     (error: unknown) => error,
   );
+
+/** What a producer's client knows of the cluster: its coordinator and its cached brokers (only the port imports the client). */
+type CachedView = { coordinatorId?: number; currentMetadata?: { brokers: Map<number, unknown> } };
 
 /** A transaction answered as aborted because of `cause`. */
 const expectAbortedBy = (failed: unknown, cause: Error): void => {
@@ -279,7 +281,7 @@ describe('transactions on the real broker', () => {
       await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 2, key: 'k', value }] }] });
       // What a rolling restart left behind: the coordinator moved to a broker that was away when the client last
       // described the cluster, so its cached list of brokers lacks the one every transactional request must go to.
-      const client = (producer as unknown as { client: ClientProducer }).client;
+      const { client } = producer as unknown as { client: CachedView };
       expect(client.coordinatorId).toBeDefined();
       expect(client.currentMetadata?.brokers.delete(client.coordinatorId!)).toBe(true);
     });
