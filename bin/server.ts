@@ -72,6 +72,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
         quietMs: config.FEED_QUIET_MS,
         maxDelayMs: config.FEED_MAX_DELAY_MS,
         buildsAtOnce: config.FEED_BUILDS_AT_ONCE,
+        restFactor: config.FEED_REST_FACTOR,
         pageSize: config.FEED_PAGE_SIZE,
         readModelTimeoutMs: config.FEED_READ_MODEL_TIMEOUT_MS,
         keepReplacedMs: config.FEED_KEEP_REPLACED_SECONDS * 1_000,

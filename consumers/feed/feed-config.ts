@@ -16,6 +16,11 @@ export const feedSettings = defineSettings({
     .default(900),
   /** How long a catalog feed file no longer served is kept (at least FEED_LINK_SECONDS: a link handed out keeps working). */
   FEED_KEEP_REPLACED_SECONDS: z.coerce.number().int().min(0).default(3_600),
+  /**
+   * After a build, its feed rests this many times the build's own work (reading and publishing) before the next: a
+   * large catalog changing without pause (a bulk import) spends at most 1 / (1 + this) of its time rebuilding its feed.
+   */
+  FEED_REST_FACTOR: z.coerce.number().min(0).default(4),
   /** Feeds built side by side (each tenant's one at a time). */
   FEED_BUILDS_AT_ONCE: z.coerce.number().int().min(1).default(2),
   /** Products read from the read model per page while a feed is built. */

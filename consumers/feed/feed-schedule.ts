@@ -14,7 +14,9 @@ type Building = { firstSeq: number; firstAt: number };
  *
  * Debounce per tenant and org: a feed is built once its changes have been quiet for `quietMs`, or `maxDelayMs` after
  * the first change not yet built, whichever comes first; never twice at once. So a burst builds it once after the
- * burst, continuous changes about every `maxDelayMs`.
+ * burst, continuous changes about every `maxDelayMs`. After a build the feed rests `restFactor` times that build's own
+ * work before the next one: a large catalog changing without pause is rebuilt less often than every `maxDelayMs`, so its
+ * builds take at most 1 / (1 + restFactor) of the time.
  *
  * Offsets: every consumed batch gets a sequence number. An offset is committed only once every tenant dirtied at or
  * before it has had a build that started after it (the build waits for the read models to reach what was consumed
@@ -27,10 +29,13 @@ export class FeedSchedule {
   /** Builds of a key that failed in a row. */
   private readonly failures = new Map<string, number>();
   private readonly ends: (OffsetToCommit & { seq: number })[] = [];
+  /** Each feed's rest after its last build: no build before this. */
+  private readonly restsUntil = new Map<string, number>();
 
   constructor(
     private readonly quietMs: number,
     private readonly maxDelayMs: number,
+    private readonly restFactor = 0,
   ) {}
 
   /**
@@ -45,10 +50,13 @@ export class FeedSchedule {
 
   /** The keys whose build is due now, oldest change first. */
   due(now: number): string[] {
+    for (const [key, until] of this.restsUntil) if (until <= now) this.restsUntil.delete(key);
     return [...this.dirty.entries()]
       .filter(
         ([key, d]) =>
-          !this.building.has(key) && now >= (d.retryAt ?? 0) && (now - d.lastAt >= this.quietMs || now - d.firstAt >= this.maxDelayMs),
+          !this.building.has(key) &&
+          now >= this.notBefore(key, d) &&
+          (now - d.lastAt >= this.quietMs || now - d.firstAt >= this.maxDelayMs),
       )
       .sort(([, a], [, b]) => a.firstAt - b.firstAt)
       .map(([key]) => key);
@@ -59,7 +67,7 @@ export class FeedSchedule {
     let next: number | undefined;
     for (const [key, d] of this.dirty) {
       if (this.building.has(key)) continue;
-      const at = Math.max(Math.min(d.lastAt + this.quietMs, d.firstAt + this.maxDelayMs), d.retryAt ?? 0);
+      const at = Math.max(Math.min(d.lastAt + this.quietMs, d.firstAt + this.maxDelayMs), this.notBefore(key, d));
       next = Math.min(next ?? Infinity, Math.max(0, at - now));
     }
     return next;
@@ -73,13 +81,18 @@ export class FeedSchedule {
     this.building.set(key, { firstSeq: dirty.firstSeq, firstAt: dirty.firstAt });
   }
 
-  /** A build of `key` ended; a failed one leaves its changes pending, tried again after a backoff. */
-  finished(key: string, succeeded: boolean, now: number): void {
+  /**
+   * A build of `key` ended; a failed one leaves its changes pending, tried again after a backoff. `workMs`: what the
+   * build itself took (reading and publishing, not its wait for the read models), which sets the feed's rest.
+   */
+  finished(key: string, succeeded: boolean, now: number, workMs = 0): void {
     const build = this.building.get(key);
     if (!build) return;
     this.building.delete(key);
     if (succeeded) {
       this.failures.delete(key);
+      if (this.restFactor > 0 && workMs > 0) this.restsUntil.set(key, now + workMs * this.restFactor);
+      else this.restsUntil.delete(key);
       return;
     }
     const failed = (this.failures.get(key) ?? 0) + 1;
@@ -104,6 +117,11 @@ export class FeedSchedule {
       latest.set(`${end.topic}|${end.partition}`, end);
     }
     return [...latest.values()];
+  }
+
+  /** When a dirty feed may be built at the earliest: past its rest and any retry backoff. */
+  private notBefore(key: string, d: Dirty): number {
+    return Math.max(d.retryAt ?? 0, this.restsUntil.get(key) ?? 0);
   }
 
   private mark(key: string, now: number, seq: number, awaited: boolean): void {

@@ -34,6 +34,8 @@ export type FeedWorkerOptions = {
   maxDelayMs: number;
   /** Feeds built side by side (each tenant's one at a time). */
   buildsAtOnce: number;
+  /** After a build, its feed rests this many times the build's own work before the next (FeedSchedule). */
+  restFactor: number;
   /** Products read per page. */
   pageSize: number;
   /** How long a build waits for the read models to reach what was consumed before it gives up (and is tried again). */
@@ -93,11 +95,11 @@ class FeedWorker implements WorkerHooks {
   ) {
     this.deps = context.deps;
     this.onError = logFailure(context, 'feed-loop', 'catalog feed worker could not schedule its builds; trying again');
-    this.schedule = new FeedSchedule(options.quietMs, options.maxDelayMs);
+    this.schedule = new FeedSchedule(options.quietMs, options.maxDelayMs, options.restFactor);
   }
 
   readonly open = async (): Promise<void> => {
-    this.schedule = new FeedSchedule(this.options.quietMs, this.options.maxDelayMs);
+    this.schedule = new FeedSchedule(this.options.quietMs, this.options.maxDelayMs, this.options.restFactor);
     this.consumedUpTo.clear();
     this.store = this.options.store();
   };
@@ -155,12 +157,13 @@ class FeedWorker implements WorkerHooks {
     const startedAt = Date.now();
     try {
       await this.readModelsCaughtUp();
+      const workFrom = Date.now();
       const scope = { tenantId, orgId };
       const row = await findCatalogFeed(this.deps.db, scope);
       const feed = await this.read(scope, feedSettingsOf(row));
       const published = row?.content_hash === feed.contentHash;
       if (!published) await this.publish(scope, feed);
-      this.schedule.finished(key, true, Date.now());
+      this.schedule.finished(key, true, Date.now(), Date.now() - workFrom);
       await this.prune(scope, feedKeys(tenantId, orgId, feed));
       this.context.log.info(
         { tenantId, orgId, products: feed.productCount, items: feed.itemCount, ms: Date.now() - startedAt, changed: !published },

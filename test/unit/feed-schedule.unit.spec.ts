@@ -4,15 +4,15 @@ import { FeedSchedule } from '../../consumers/feed/feed-schedule.ts';
 const end = (partition: number, lastOffset: number) => ({ topic: 'products', partition, lastOffset: String(lastOffset) });
 
 /** Drives a schedule like the worker: every due build starts at once and takes `buildMs`; counts the builds. */
-function simulate(changesAt: number[], { quietMs = 1_000, maxDelayMs = 5_000, buildMs = 100, until = 60_000 } = {}) {
-  const schedule = new FeedSchedule(quietMs, maxDelayMs);
+function simulate(changesAt: number[], { quietMs = 1_000, maxDelayMs = 5_000, buildMs = 100, until = 60_000, restFactor = 0 } = {}) {
+  const schedule = new FeedSchedule(quietMs, maxDelayMs, restFactor);
   const builds: number[] = [];
   let buildEnds: number | undefined;
   let next = 0;
   for (let now = 0; now <= until; now += 10) {
     while (next < changesAt.length && (changesAt[next] as number) <= now) schedule.consumed(['t/o'], end(0, next++), now);
     if (buildEnds !== undefined && now >= buildEnds) {
-      schedule.finished('t/o', true, now);
+      schedule.finished('t/o', true, now, buildMs);
       buildEnds = undefined;
     }
     for (const key of schedule.due(now)) {
@@ -37,6 +37,31 @@ describe('FeedSchedule (debounce per tenant)', () => {
     expect(builds.length).toBeGreaterThanOrEqual(4);
     expect(builds.length).toBeLessThanOrEqual(6);
     for (let i = 1; i < builds.length; i++) expect((builds[i] as number) - (builds[i - 1] as number)).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('rests a feed restFactor times its last build before the next, so a slow build under continuous changes takes a bounded share of the time', () => {
+    const continuous = Array.from({ length: 6_000 }, (_, i) => i * 10); // one change every 10 ms for 60 s
+    const { builds } = simulate(continuous, { buildMs: 2_000, restFactor: 4 });
+    // Without the rest a 2 s build would start every 5 s (40 % of the time building); with it every 2 + 4 × 2 = 10 s.
+    expect(simulate(continuous, { buildMs: 2_000 }).builds.length).toBeGreaterThanOrEqual(11);
+    expect(builds.length).toBeGreaterThanOrEqual(5);
+    expect(builds.length).toBeLessThanOrEqual(6);
+    for (let i = 1; i < builds.length; i++) expect((builds[i] as number) - (builds[i - 1] as number)).toBeGreaterThanOrEqual(10_000);
+    // A quick build rests less than the maximum delay: the cadence stays every 5 s.
+    const quick = simulate(continuous, { buildMs: 100, restFactor: 4 }).builds;
+    expect(quick.length).toBeGreaterThanOrEqual(11);
+    for (let i = 1; i < quick.length; i++) expect((quick[i] as number) - (quick[i - 1] as number)).toBeLessThan(5_100);
+  });
+
+  it('ends a rest with the change it held back: the last change of a burst is built once the rest is over', () => {
+    const schedule = new FeedSchedule(1_000, 5_000, 4);
+    schedule.consumed(['t/o'], end(0, 1), 0);
+    schedule.started('t/o');
+    schedule.finished('t/o', true, 3_000, 3_000); // rests until 15 s
+    schedule.consumed(['t/o'], end(0, 2), 3_100);
+    expect(schedule.due(14_990)).toEqual([]);
+    expect(schedule.nextDueIn(10_000)).toBe(5_000);
+    expect(schedule.due(15_000)).toEqual(['t/o']);
   });
 
   it('builds a feed a request waits for at once, first, and a build already running of it is not doubled', () => {
