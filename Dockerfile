@@ -15,6 +15,8 @@ RUN npm ci --no-audit --no-fund \
 # Run: node itself as the process (exec form, no shell, no npm), so SIGTERM reaches the service, which drains and exits.
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+# glibc's malloc gives freed buffers back (LAUNCH_ENV in ledger/heap-growth.ts).
+ENV GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072:glibc.malloc.mmap_threshold=65536
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY . .

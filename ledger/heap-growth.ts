@@ -29,3 +29,16 @@ export const LAUNCH_V8_FLAGS = ['--heap-growing-percent=100', '--max-semi-space-
 
 /** The major version of the V8 the process runs on. */
 export const v8Major = (): number => Number(process.versions.v8.split('.')[0]);
+
+/**
+ * The environment every launch of the service gives node (`npm start`, the Dockerfile, the tests' and benches' service
+ * processes; a unit test keeps them the same): glibc's malloc with fixed thresholds, so a buffer of 64 kB or more is
+ * mapped on its own and unmapped when freed, and free memory at the top of a heap is given back past 128 kB. Why: by
+ * default glibc raises both thresholds to the largest block freed so far (the POST of a bulk import frees blocks of
+ * megabytes), after which freed buffers stayed in its arenas: a 100 000-item import ended with 600–630 MB anonymous
+ * memory for 50–100 MB of buffers; with these, 481–485 MB (docs/decisions.md, "Memory of a bulk import (issue 29)").
+ * Where node's libc is not glibc (Alpine's musl) the variable is ignored.
+ */
+export const LAUNCH_ENV = {
+  GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=131072:glibc.malloc.mmap_threshold=65536',
+} as const;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { quietKafka } from '../../ledger/kafka.ts';
 import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
-import { LAUNCH_V8_FLAGS } from '../../ledger/heap-growth.ts';
+import { LAUNCH_ENV, LAUNCH_V8_FLAGS } from '../../ledger/heap-growth.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { DEFAULT_WORKSPACE_SECRET } from '../../stack/unified/stand-in.ts';
 import { serviceStarted } from './checked-responses.ts';
@@ -91,6 +91,8 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
   let port = await freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
+    // As npm start and the image launch it.
+    ...LAUNCH_ENV,
     PORT: String(port),
     HOST: '127.0.0.1',
     KAFKA_BROKERS: stack.kafkaBrokers.join(','),
