@@ -95,11 +95,15 @@ class FeedWorker implements WorkerHooks {
   ) {
     this.deps = context.deps;
     this.onError = logFailure(context, 'feed-loop', 'catalog feed worker could not schedule its builds; trying again');
-    this.schedule = new FeedSchedule(options.quietMs, options.maxDelayMs, options.restFactor);
+    this.schedule = this.newSchedule();
+  }
+
+  private newSchedule(): FeedSchedule {
+    return new FeedSchedule(this.options.quietMs, this.options.maxDelayMs, this.options.restFactor);
   }
 
   readonly open = async (): Promise<void> => {
-    this.schedule = new FeedSchedule(this.options.quietMs, this.options.maxDelayMs, this.options.restFactor);
+    this.schedule = this.newSchedule();
     this.consumedUpTo.clear();
     this.store = this.options.store();
   };
@@ -163,7 +167,8 @@ class FeedWorker implements WorkerHooks {
       const feed = await this.read(scope, feedSettingsOf(row));
       const published = row?.content_hash === feed.contentHash;
       if (!published) await this.publish(scope, feed);
-      this.schedule.finished(key, true, Date.now(), Date.now() - workFrom);
+      const builtAt = Date.now();
+      this.schedule.finished(key, true, builtAt, builtAt - workFrom);
       await this.prune(scope, feedKeys(tenantId, orgId, feed));
       this.context.log.info(
         { tenantId, orgId, products: feed.productCount, items: feed.itemCount, ms: Date.now() - startedAt, changed: !published },

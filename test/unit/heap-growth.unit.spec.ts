@@ -46,8 +46,7 @@ describe('the launch flags', () => {
     const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
     const cmd = /^CMD (.*)$/m.exec(dockerfile)?.[1];
     expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...LAUNCH_V8_FLAGS, '--import', 'tsx', 'bin/server.ts']);
-    for (const assignment of assignments)
-      expect(dockerfile).toMatch(new RegExp(`^ENV ${assignment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    for (const assignment of assignments) expect(dockerfile.split('\n')).toContain(`ENV ${assignment}`);
   });
 
   it('are taken by the node that runs them, and bound the young generation (V8 gave it 128 MB here unbounded)', () => {
