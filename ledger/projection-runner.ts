@@ -10,6 +10,7 @@ import { liveSchema, prepareProjectionSchema, projectionContext, type Projection
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { withPooledConnection } from './database.ts';
+import { holdingWrites, type HoldingConnection } from './held-writes.ts';
 import { namespaced } from './topics.ts';
 
 export const PROGRESS_CHANNEL = 'ledger_projection_progress';
@@ -258,18 +259,19 @@ export class ProjectionRunner {
   }
 
   /**
-   * One transaction of the projection on a connection of the pool, in two round trips besides `work`'s own: `begin`
-   * with the lock and the checkpoints, and the new checkpoints with `commit`. (knex's transactions spend a round trip
-   * each on `begin` and `commit`: two of about five per batch.)
+   * One transaction of the projection on a connection of the pool, in two round trips besides `work`'s reads: `begin`
+   * with the lock and the checkpoints, and the new checkpoints with `commit`, after the writes `work` held (knex's
+   * transactions spend a round trip each on `begin` and `commit`, and every write its own).
    */
   private async inTransaction(
     positions: { topic: string; partition: number; offset: string }[],
-    work: (sql: ClientBase, applied: Map<string, bigint>[]) => Promise<void>,
+    work: (holding: HoldingConnection, applied: Map<string, bigint>[]) => Promise<void>,
   ): Promise<void> {
     await withPooledConnection(this.deps.pool, async (sql) => {
       const applied = await this.beginAndReadCheckpoints(sql);
-      await work(sql, applied);
-      await sql.query(`${this.checkpointStatement(positions)}; commit`);
+      const holding = holdingWrites(sql);
+      await work(holding, applied);
+      await sql.query([...holding.take(), this.checkpointStatement(positions), 'commit'].filter(Boolean).join(';\n'));
     });
   }
 
@@ -324,10 +326,10 @@ export class ProjectionRunner {
 
   private async applyGroup(decoded: DecodedBatch[], mode: Mode): Promise<void> {
     const positions = decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() }));
-    await this.inTransaction(positions, async (sql, applied) => {
+    await this.inTransaction(positions, async (holding, applied) => {
       for (const [index, member] of this.members.entries()) {
         const { projection, schema } = member;
-        const context = projectionContext(this.deps.db, sql, schema);
+        const context = projectionContext(this.deps.db, holding.sql, schema);
         const fresh = this.fresh(decoded, applied[index]!, member);
         if (fresh.length === 0) continue;
         if (mode === 'whole') {
@@ -336,7 +338,9 @@ export class ProjectionRunner {
         }
         for (const event of fresh) {
           try {
+            // Its held writes sent now, so that a failing one is laid at this event's door.
             await projection.handle([event], context);
+            await holding.flush();
           } catch (error) {
             throw new ProjectionEventError(
               projection.name,

@@ -1,23 +1,34 @@
+import { randomBytes } from 'node:crypto';
 import pg, { type ClientBase } from 'pg';
+import { write } from '../ledger/held-writes.ts';
 
 /** A row as a batch writes it: column name → value, in the JSON form Postgres reads back into the column's type. */
 export type Row = Record<string, unknown>;
 
 export const tableIn = (schema: string, table: string): string => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`;
 
+/** Text as a Postgres string constant in dollar quotes, under a tag the text does not hold: nothing inside to escape. */
+export function dollarQuoted(text: string): string {
+  let tag = '$rows$';
+  while (text.includes(tag)) tag = `$rows_${randomBytes(6).toString('hex')}$`;
+  return `${tag}${text}${tag}`;
+}
+
 /**
  * Inserts every row in one statement: the rows travel as one JSON array and `jsonb_populate_recordset` reads each
  * into the table's own row type, so no column types are spelled twice. `onConflict` follows (`on conflict …`).
- * Every row must carry the same columns.
+ * Every row must carry the same columns. A `write`: the array is a literal, so that a projection runner can send the
+ * statement with the next one.
  */
 export async function insertRows(sql: ClientBase, schema: string, table: string, rows: Row[], onConflict: string): Promise<void> {
   const [first] = rows;
   if (!first) return;
   const target = tableIn(schema, table);
   const columns = Object.keys(first).map((column) => pg.escapeIdentifier(column));
-  await sql.query(
-    `insert into ${target} (${columns.join(', ')}) select ${columns.join(', ')} from jsonb_populate_recordset(null::${target}, $1::jsonb) ${onConflict}`,
-    [JSON.stringify(rows)],
+  await write(
+    sql,
+    `insert into ${target} (${columns.join(', ')}) select ${columns.join(', ')} ` +
+      `from jsonb_populate_recordset(null::${target}, ${dollarQuoted(JSON.stringify(rows))}::jsonb) ${onConflict}`,
   );
 }
 

@@ -1,4 +1,4 @@
-import { isProductEvent } from '../../commands/catalog/product.ts';
+import { isProductEvent, type ProductEvent } from '../../commands/catalog/product.ts';
 import type { VariantRecord } from '../../commands/quality/product-facts.ts';
 import type { RecordedEvent } from '../../ledger/message.ts';
 import type { ProjectionContext } from '../../ledger/projection.ts';
@@ -17,6 +17,7 @@ async function storedProducts(
   productIds: string[],
   templateIds: string[],
 ): Promise<Map<string, StoredProduct>> {
+  if (productIds.length === 0 && templateIds.length === 0) return new Map();
   const products = tableIn(schema, 'products');
   const { rows } = await sql.query<{ id: string; row: ProductRow | null; variants: VariantRecord[]; has_media: boolean }>(
     `select t.id,
@@ -29,6 +30,20 @@ async function storedProducts(
     [productIds, templateIds],
   );
   return new Map(rows.map(({ id, row, variants, has_media }) => [idKey(id), { row: row ?? undefined, variants, hasMedia: has_media }]));
+}
+
+/**
+ * The products whose only events here are their creation. Nothing of theirs needs reading: a creation is decided only
+ * for a product that never existed, and should its row exist all the same, `insert … on conflict do nothing` leaves it
+ * as the fold would (a creation does not change an existing product).
+ */
+function onlyCreatedIn(events: RecordedEvent<ProductEvent>[]): Set<string> {
+  const created = new Map<string, boolean>();
+  for (const event of events) {
+    const id = idKey(event.data.productId);
+    created.set(id, (created.get(id) ?? true) && event.type === 'ProductCreated');
+  }
+  return new Set([...created].flatMap(([id, only]) => (only ? [id] : [])));
 }
 
 /** The required attributes of each template named that exists (read after this batch's templates are written). */
@@ -62,7 +77,15 @@ export async function applyCatalogBatch(events: RecordedEvent<CatalogEvent>[], c
   if (productEvents.length === 0 && newTemplateIds.length === 0) return;
 
   const productIds = [...new Set(productEvents.map((event) => idKey(event.data.productId)))];
-  const folded = foldProducts(await storedProducts(context, productIds, newTemplateIds), productEvents);
+  const createdOnly = onlyCreatedIn(productEvents);
+  const stored = await storedProducts(
+    context,
+    productIds.filter((id) => !createdOnly.has(id)),
+    newTemplateIds,
+  );
+  // One read anyway (it follows a template created now): rescored like the others.
+  for (const id of stored.keys()) createdOnly.delete(id);
+  const folded = foldProducts(stored, productEvents);
   const existing = [...folded.values()].flatMap((product) => (product.row ? [{ ...product, row: product.row }] : []));
   const templateIds = [...new Set(existing.flatMap(({ row }) => (row.template_id ? [idKey(row.template_id)] : [])))];
   const requirements = await requirementsOf(context, templateIds);
@@ -100,5 +123,8 @@ export async function applyCatalogBatch(events: RecordedEvent<CatalogEvent>[], c
     added.flatMap((product) => [...product.addedMedia.values()]),
     'on conflict (id) do nothing',
   );
-  await insertRows(sql, schema, 'products', scored, replacingAllBut(scored, 'id'));
+  const created = scored.filter((row) => createdOnly.has(idKey(row.id)));
+  const changed = scored.filter((row) => !createdOnly.has(idKey(row.id)));
+  await insertRows(sql, schema, 'products', created, 'on conflict (id) do nothing');
+  await insertRows(sql, schema, 'products', changed, replacingAllBut(changed, 'id'));
 }
