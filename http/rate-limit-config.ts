@@ -18,7 +18,7 @@ export const rateLimitSettings = defineSettings({
   RATE_LIMIT_ORG_WRITES: budget(120_000),
   /**
    * Requests of one tenant in progress at once when no other tenant is busy; with others busy, this divided by the
-   * number of busy tenants (at least one). The next ones wait their turn at the edge.
+   * number of busy tenants plus one (at least one): a share stays free. The next ones wait their turn at the edge.
    */
   RATE_LIMIT_TENANT_IN_FLIGHT: budget(4),
   /** How long after its last answer a tenant still counts as busy (and so still has its part of the in-flight budget). */

@@ -8,7 +8,8 @@ type Tenant = { running: number; waiting: (() => void)[]; idle?: NodeJS.Timeout 
 /**
  * Each tenant's requests in progress, as a share of the budget `inFlight` split among the busy tenants: a tenant is
  * busy while it has a request in progress or waiting, and for `busyMs` after its last answer. Alone, a tenant may
- * have `inFlight` in progress; with others busy, `inFlight` divided by their number (at least one). The next `queued`
+ * have `inFlight` in progress; with others busy, `inFlight` divided by their number plus one (at least one): a share
+ * stays free, so that a quiet tenant's write meets as little of a flood's work as the budget allows. The next `queued`
  * wait their turn in order, any beyond are refused (429). A flood thus waits at the edge, not in the ledger's queues
  * where another tenant's writes would wait behind it, and holds fewer of the ledger's places while others write.
  */
@@ -24,7 +25,8 @@ export class TenantAdmission {
 
   /** How many requests one busy tenant may have in progress now. */
   share(): number {
-    return Math.max(1, Math.floor(this.inFlight / Math.max(1, this.tenants.size)));
+    const busy = this.tenants.size;
+    return busy <= 1 ? this.inFlight : Math.max(1, Math.floor(this.inFlight / (busy + 1)));
   }
 
   /** Resolves once the request may run; its slot is freed when `closing` closes. */

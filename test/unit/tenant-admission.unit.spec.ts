@@ -33,7 +33,7 @@ describe('TenantAdmission', () => {
     expect(flood.map((r) => r.state.admitted)).toEqual([true, true, true, true, true, false]);
   });
 
-  it('halves a flooding tenant’s requests in progress while another tenant is busy, admitting the other at once', async () => {
+  it('cuts a flooding tenant’s requests in progress to its share while another tenant is busy, admitting the other at once', async () => {
     const admission = new TenantAdmission(4, 10, 60_000, BUSY_MS);
     const flood = Array.from({ length: 8 }, () => request(admission, 'a'));
     await settle();
@@ -41,16 +41,22 @@ describe('TenantAdmission', () => {
     const quiet = request(admission, 'b');
     await settle();
     expect(quiet.state.admitted).toBe(true);
-    expect(admission.share()).toBe(2);
-    // The flood's answers free slots its waiting requests do not take until it is within its share of 2.
-    flood[0]?.done();
-    flood[1]?.done();
+    // Two busy: the budget of 4 split as if among three, one share kept free.
+    expect(admission.share()).toBe(1);
+    // The flood's answers free slots its waiting requests do not take until it is within its share.
+    for (const answered of flood.slice(0, 3)) answered.done();
     await settle();
     expect(admittedOf(flood)).toBe(4);
-    flood[2]?.done();
+    flood[3]?.done();
     await settle();
     expect(admittedOf(flood)).toBe(5);
     expect(flood[4]?.state.admitted).toBe(true);
+  });
+
+  it('splits a larger budget among the busy tenants and one more', () => {
+    const admission = new TenantAdmission(12, 10, 60_000, BUSY_MS);
+    for (const tenant of ['a', 'b', 'c']) void request(admission, tenant);
+    expect(admission.share()).toBe(3);
   });
 
   it('gives the share back once the other tenant has been idle for RATE_LIMIT_TENANT_BUSY_MS', async () => {
@@ -58,11 +64,11 @@ describe('TenantAdmission', () => {
     const quiet = request(admission, 'b');
     const flood = Array.from({ length: 8 }, () => request(admission, 'a'));
     await settle();
-    expect(admittedOf(flood)).toBe(2);
+    expect(admittedOf(flood)).toBe(1);
     quiet.done();
     vi.advanceTimersByTime(BUSY_MS - 1);
     await settle();
-    expect(admittedOf(flood)).toBe(2);
+    expect(admittedOf(flood)).toBe(1);
     vi.advanceTimersByTime(1);
     await settle();
     expect(admission.share()).toBe(4);
@@ -78,7 +84,7 @@ describe('TenantAdmission', () => {
       expect(quiet.state.admitted).toBe(true);
       quiet.done();
       vi.advanceTimersByTime(BUSY_MS / 2);
-      expect(admission.share()).toBe(2);
+      expect(admission.share()).toBe(1);
     }
     for (const r of flood) r.done();
     vi.advanceTimersByTime(BUSY_MS);
