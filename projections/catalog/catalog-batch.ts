@@ -77,14 +77,14 @@ export async function applyCatalogBatch(events: RecordedEvent<CatalogEvent>[], c
   if (productEvents.length === 0 && newTemplateIds.length === 0) return;
 
   const productIds = [...new Set(productEvents.map((event) => idKey(event.data.productId)))];
-  const createdOnly = onlyCreatedIn(productEvents);
+  const createdHere = onlyCreatedIn(productEvents);
   const stored = await storedProducts(
     context,
-    productIds.filter((id) => !createdOnly.has(id)),
+    productIds.filter((id) => !createdHere.has(id)),
     newTemplateIds,
   );
-  // One read anyway (it follows a template created now): rescored like the others.
-  for (const id of stored.keys()) createdOnly.delete(id);
+  // A product read anyway (it follows a template created now) is rescored and written like the others.
+  const insertedOnly = (id: string) => createdHere.has(id) && !stored.has(id);
   const folded = foldProducts(stored, productEvents);
   const existing = [...folded.values()].flatMap((product) => (product.row ? [{ ...product, row: product.row }] : []));
   const templateIds = [...new Set(existing.flatMap(({ row }) => (row.template_id ? [idKey(row.template_id)] : [])))];
@@ -123,8 +123,8 @@ export async function applyCatalogBatch(events: RecordedEvent<CatalogEvent>[], c
     added.flatMap((product) => [...product.addedMedia.values()]),
     'on conflict (id) do nothing',
   );
-  const created = scored.filter((row) => createdOnly.has(idKey(row.id)));
-  const changed = scored.filter((row) => !createdOnly.has(idKey(row.id)));
+  const created = scored.filter((row) => insertedOnly(idKey(row.id)));
+  const changed = scored.filter((row) => !insertedOnly(idKey(row.id)));
   await insertRows(sql, schema, 'products', created, 'on conflict (id) do nothing');
   await insertRows(sql, schema, 'products', changed, replacingAllBut(changed, 'id'));
 }
