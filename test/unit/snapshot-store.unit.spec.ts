@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemorySnapshots, StateStore, type KeptRecord } from '../../ledger/snapshot-store.ts';
+import { dictionarySample, MemorySnapshots, StateStore, type KeptRecord } from '../../ledger/snapshot-store.ts';
 import type { Snapshot } from '../../ledger/state-store.ts';
 
 type Counter = { count: number };
@@ -93,6 +93,68 @@ describe('the LMDB state store', () => {
     expect(keeper.get(0, 'a')).toEqual(snapshot(2));
     keeper.apply(0, [record('a', null)], 3n);
     expect(keeper.get(0, 'a')).toBeUndefined();
+  });
+  it("keeps a changelog's values compressed with a dictionary of its first values, readable after a reopen", async () => {
+    type Product = { title: string; description: string; sku: string };
+    const product = (i: number): Snapshot<Product> => ({
+      owner: { tenantId: '7b0c7a52-2f3e-4a43-9f0e-5b1a8e2d6c11', orgId: 'c3d0e6f4-81a2-4b7c-a9d5-0e2f6b8c4a73' },
+      state: { title: `Product ${i}`, description: 'A product of the catalog, with a description of some length to it', sku: `SKU-${i}` },
+      version: 1,
+      requests: {
+        [`bulk:0f6e2d4c-3b1a-4e8f-9c7d-5a2b1e0f3d64:${i}`]: { hash: '0f6e2d4c-3b1a-4e8f-9c7d-5a2b1e0f3d64', at: 1_764_320_000_000 + i },
+      },
+    });
+    const path = mkdtempSync(join(tmpdir(), 'state-store-'));
+    const first = openStore(path);
+    const keeper = first.keeper<Product>('ns.products.state');
+    const values = Array.from({ length: 5_000 }, (_, i) => Buffer.from(JSON.stringify(product(i))));
+    for (let i = 0; i < values.length; i += 500) {
+      keeper.apply(
+        0,
+        values.slice(i, i + 500).map((value, j) => [`p${i + j}`, value] as KeptRecord<Product>),
+        BigInt(i + 500),
+      );
+    }
+    await first.close();
+    stores.splice(0);
+    const raw = values.reduce((sum, value) => sum + value.length, 0);
+    expect(statSync(join(path, 'format-2', 'data.mdb')).size).toBeLessThan(raw / 2);
+
+    const again = openStore(path, 0).keeper<Product>('ns.products.state');
+    for (const i of [0, 1, 2_499, 4_999]) expect(again.get(0, `p${i}`)).toEqual(product(i));
+    expect(again.position(0)).toBe(5_000n);
+  });
+
+  it('keeps the position of a changelog of which it has seen only tombstones, and a dictionary once values come', () => {
+    const keeper = openStore().keeper<Counter>('ns.x.state');
+    keeper.apply(0, [record('a', null)], 1n);
+    expect(keeper.position(0)).toBe(1n);
+    expect(keeper.get(0, 'a')).toBeUndefined();
+    keeper.apply(0, [record('a', snapshot(3))], 2n);
+    keeper.release(0);
+    expect(keeper.get(0, 'a')).toEqual(snapshot(3));
+  });
+
+  it('deletes a store of the earlier layout rather than reading it', () => {
+    const path = mkdtempSync(join(tmpdir(), 'state-store-'));
+    writeFileSync(join(path, 'data.mdb'), 'a store of the earlier layout');
+    writeFileSync(join(path, 'lock.mdb'), '');
+    const keeper = openStore(path).keeper<Counter>('ns.products.state');
+    expect(existsSync(join(path, 'data.mdb'))).toBe(false);
+    expect(existsSync(join(path, 'lock.mdb'))).toBe(false);
+    expect(keeper.position(0)).toBeUndefined();
+  });
+
+  it('makes a dictionary of the first values, up to 4 kB, and none of tombstones', () => {
+    expect(dictionarySample([['a', null]])).toBeUndefined();
+    const sample = dictionarySample([
+      ['a', null],
+      ['b', Buffer.from('first')],
+      ['c', Buffer.alloc(5_000, 'x')],
+      ['d', Buffer.from('never')],
+    ]);
+    expect(sample?.length).toBe(4_096);
+    expect(sample?.subarray(0, 6).toString()).toBe('firstx');
   });
 });
 
