@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { ensureStack } from '../stack/stack.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
+import { orderRequest, stocked } from '../test/support/orders.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
 import { processCpu } from './cpu.ts';
 import { percentile } from './measure.ts';
@@ -10,7 +11,8 @@ import { percentile } from './measure.ts';
  * time on the same machine: on a shared machine whose speed drifts from one minute to the next, two runs one after the
  * other differ by more than most changes do. Both services run side by side; each round sends `BENCH_AB_ROUND` (100)
  * POST /products to one, then the same to the other (the order alternating), at `BENCH_CONCURRENCY` (1), for
- * `BENCH_AB_ROUNDS` (10) rounds. Prints each one's latency and its process's CPU per write.
+ * `BENCH_AB_ROUNDS` (10) rounds. `BENCH_AB_WRITE=orders` sends POST /orders instead (one inventory-backed line each:
+ * reservation and confirmation), as `npm run bench` does. Prints each one's latency and its process's CPU per write.
  */
 const other = process.env.BENCH_AB_OTHER;
 if (!other) throw new Error('BENCH_AB_OTHER: the path of the other checkout');
@@ -18,8 +20,18 @@ const ROUND = Number(process.env.BENCH_AB_ROUND ?? 100);
 const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 10);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 1);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
+const WRITE = process.env.BENCH_AB_WRITE ?? 'products';
+if (WRITE !== 'products' && WRITE !== 'orders') throw new Error('BENCH_AB_WRITE: products or orders');
 
-type Side = { name: string; service: Service; tenant: Tenant; latencies: number[]; cpuMs: number; seconds: number };
+type Side = {
+  name: string;
+  service: Service;
+  tenant: Tenant;
+  send: (i: number) => Promise<void>;
+  latencies: number[];
+  cpuMs: number;
+  seconds: number;
+};
 
 const stack = await ensureStack({ log: () => undefined });
 const env = { LOG_LEVEL: 'error', RATE_LIMIT_TENANT_IN_FLIGHT: '1000' };
@@ -29,8 +41,20 @@ const { startServiceProcess: startOther } = (await import(resolve(other, 'test/s
 const start = async (name: string, starter: typeof startServiceProcess): Promise<Side> => {
   const namespace = uniqueName(`bench-ab-${name}`);
   const service = await starter(stack, { namespace, database: `cl_${namespace.replace(/-/g, '_')}`, env });
-  return { name, service, tenant: await newTenant(service.baseUrl), latencies: [], cpuMs: 0, seconds: 0 };
+  const tenant = await newTenant(service.baseUrl);
+  return { name, service, tenant, send: await sender(name, tenant), latencies: [], cpuMs: 0, seconds: 0 };
 };
+/** One write of the kind measured, answered 201. */
+async function sender(name: string, tenant: Tenant): Promise<(i: number) => Promise<void>> {
+  const created = (r: { status: number; body: unknown }) => {
+    if (r.status !== 201) throw new Error(`${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  };
+  if (WRITE === 'products') return async (i) => created(await tenant.request('POST', '/api/v1/pim/products', { title: `ab ${i}` }));
+  const stock = await stocked(tenant, (WARMUP + ROUND * ROUNDS) * 10);
+  const line = { name: 'Bench mug', quantity: 1, unit_price: '9.50', variant_id: stock.variantId, location_id: stock.locationId };
+  return async () => created(await tenant.request('POST', '/api/v1/oms/orders', orderRequest({ line_items: [line] })));
+}
+
 const sides = [await start('this', startServiceProcess), await start('other', startOther)];
 
 /** `count` writes to `side` at concurrency C; `record` keeps their latencies and the process's CPU. */
@@ -44,8 +68,7 @@ async function writes(side: Side, count: number, record: boolean): Promise<void>
       while (next < count) {
         next++;
         const sent = performance.now();
-        const r = await side.tenant.request('POST', '/api/v1/pim/products', { title: `ab ${next}` });
-        if (r.status !== 201) throw new Error(`${side.name}: ${r.status}`);
+        await side.send(next);
         if (record) side.latencies.push(performance.now() - sent);
       }
     }),
@@ -60,7 +83,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 ? [...sides].reverse() : sides) await writes(side, ROUND, true);
   }
-  console.log(`\n${ROUNDS} rounds of ${ROUND} POST /products at c=${C}, alternately; this: ${process.cwd()}, other: ${resolve(other)}`);
+  console.log(`\n${ROUNDS} rounds of ${ROUND} POST /${WRITE} at c=${C}, alternately; this: ${process.cwd()}, other: ${resolve(other)}`);
   console.log('| service | writes | writes/s | p50 ms | p90 ms | p99 ms | service CPU ms per write |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const { name, latencies, cpuMs, seconds } of sides) {
