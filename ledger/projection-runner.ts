@@ -10,6 +10,7 @@ import { liveSchema, prepareProjectionSchema, projectionContext, type Projection
 import type { PartSignals } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { withPooledConnection } from './database.ts';
+import { FirstStatistics } from './first-statistics.ts';
 import { holdingWrites, type HoldingConnection } from './held-writes.ts';
 import { namespaced } from './topics.ts';
 
@@ -106,6 +107,7 @@ export class ProjectionRunner {
   private readonly lag = new Map<string, { topic: string; lag: number }>();
   private readonly group = new GroupCommit<FetchedBatch>((batches) => this.applyBatches(batches));
   private readonly log: ThrottledLog;
+  private readonly statistics: FirstStatistics;
 
   /** `projection`: one projection, or a group of projections (see `projectionGroups`). */
   constructor(
@@ -123,6 +125,11 @@ export class ProjectionRunner {
     });
     this.members = [member(first, options.schema), ...others.map((p) => member(p, liveSchema(p)))];
     this.log = new ThrottledLog(deps.logger.child({ component: `projection-${groupName(this.projections)}`, schema: options.schema }));
+    this.statistics = new FirstStatistics(
+      deps.pool,
+      this.members.map((m) => m.schema),
+      (error) => this.log.write('warn', 'first-statistics', { err: errorField(error) }, 'could not give a table its first statistics'),
+    );
   }
 
   private get projections(): Projection[] {
@@ -177,6 +184,7 @@ export class ProjectionRunner {
     await this.commits?.stop();
     this.commits = undefined;
     await consumer?.stop().catch(() => undefined);
+    await this.statistics.settled();
   }
 
   /**
@@ -290,6 +298,7 @@ export class ProjectionRunner {
       await this.applyGroup(decoded, 'event-by-event');
     }
     for (const { batch } of decoded) this.options.onBatch?.(batch.topic, batch.partition, batch.lastOffset());
+    this.statistics.poke();
   }
 
   private async decode(batches: FetchedBatch[]): Promise<DecodedBatch[]> {
