@@ -93,6 +93,7 @@ export class StateStore {
   private readonly root: RootDatabase;
   private readonly positions: Database<string, [string, number]>;
   private readonly dictionaries: Database<Buffer, string>;
+  private readonly opened = new Map<string, Database<Buffer, [number, string]>>();
 
   constructor(
     readonly path: string,
@@ -108,26 +109,34 @@ export class StateStore {
     this.dictionaries = this.root.openDB({ name: 'dictionaries', encoding: 'binary' });
   }
 
-  /** A changelog's database, once it has a dictionary (undefined: the store has kept nothing of it yet). */
+  /**
+   * A changelog's database, once it has a dictionary (undefined: the store has kept nothing of it yet; with `sample`,
+   * the dictionary is made of it), opened once for every keeper of the changelog.
+   */
   private snapshotsOf(topic: string, sample?: Buffer): Database<Buffer, [number, string]> | undefined {
+    const open = this.opened.get(topic);
+    if (open) return open;
     let dictionary = this.dictionaries.get(topic);
     if (!dictionary && sample) {
       this.dictionaries.putSync(topic, sample);
       dictionary = sample;
     }
     if (!dictionary) return undefined;
-    return this.root.openDB({
+    const snapshots = this.root.openDB<Buffer, [number, string]>({
       name: `snapshots:${topic}`,
       encoding: 'binary',
       compression: { dictionary: Buffer.from(dictionary), threshold: COMPRESSION_THRESHOLD },
     });
+    this.opened.set(topic, snapshots);
+    return snapshots;
   }
 
   /** The snapshots of one state changelog topic. */
   keeper<S>(topic: string): SnapshotKeeper<S> {
     const { root, positions } = this;
-    let snapshots = this.snapshotsOf(topic);
-    const opened = (records: KeptRecord<S>[]) => (snapshots ??= this.snapshotsOf(topic, dictionarySample(records)));
+    // Another keeper of the changelog may make its database first.
+    const snapshotsNow = () => this.snapshotsOf(topic);
+    const opened = (records: KeptRecord<S>[]) => snapshotsNow() ?? this.snapshotsOf(topic, dictionarySample(records));
     // Parsed snapshots in front of the store, the most recently used kept.
     const recent = new RecentlyUsed<Snapshot<S>>(this.cacheSize);
     const cacheKey = (partition: number, aggregateId: string) => `${partition}/${aggregateId}`;
@@ -136,7 +145,7 @@ export class StateStore {
         const key = cacheKey(partition, aggregateId);
         const cached = recent.get(key);
         if (cached) return cached;
-        const value = snapshots?.get([partition, aggregateId]);
+        const value = snapshotsNow()?.get([partition, aggregateId]);
         if (!value) return undefined;
         const snapshot = JSON.parse(value.toString()) as Snapshot<S>;
         recent.set(key, snapshot);
@@ -162,6 +171,7 @@ export class StateStore {
       clear(partition) {
         root.transactionSync(() => {
           positions.removeSync([topic, partition]);
+          const snapshots = snapshotsNow();
           for (const key of snapshots?.getKeys({ start: [partition], end: [partition + 1] }) ?? []) snapshots?.removeSync(key);
         });
         recent.deletePrefixed(`${partition}/`);

@@ -135,6 +135,18 @@ describe('the LMDB state store', () => {
     expect(keeper.get(0, 'a')).toEqual(snapshot(3));
   });
 
+  it('reads in one keeper what another keeper of the same changelog kept first', () => {
+    const store = openStore();
+    const reader = store.keeper<Counter>('ns.products.state');
+    const writer = store.keeper<Counter>('ns.products.state');
+    expect(reader.get(0, 'a')).toBeUndefined();
+    writer.apply(0, [record('a', snapshot(1))], 1n);
+    expect(reader.get(0, 'a')).toEqual(snapshot(1));
+    reader.apply(0, [record('b', snapshot(2))], 2n);
+    writer.release(0);
+    expect(writer.get(0, 'b')).toEqual(snapshot(2));
+  });
+
   it('deletes a store of the earlier layout rather than reading it', () => {
     const path = mkdtempSync(join(tmpdir(), 'state-store-'));
     writeFileSync(join(path, 'data.mdb'), 'a store of the earlier layout');
