@@ -136,7 +136,8 @@ export class StateStore {
     const { root, positions } = this;
     // Another keeper of the changelog may make its database first.
     const snapshotsNow = () => this.snapshotsOf(topic);
-    const opened = (records: KeptRecord<S>[]) => snapshotsNow() ?? this.snapshotsOf(topic, dictionarySample(records));
+    // Its dictionary made of these records if the changelog has none yet (the sample only built then).
+    const databaseFor = (records: KeptRecord<S>[]) => snapshotsNow() ?? this.snapshotsOf(topic, dictionarySample(records));
     // Parsed snapshots in front of the store, the most recently used kept.
     const recent = new RecentlyUsed<Snapshot<S>>(this.cacheSize);
     const cacheKey = (partition: number, aggregateId: string) => `${partition}/${aggregateId}`;
@@ -152,7 +153,7 @@ export class StateStore {
         return snapshot;
       },
       apply(partition, records, next) {
-        const kept = opened(records);
+        const kept = databaseFor(records);
         root.transactionSync(() => {
           for (const [aggregateId, value, snapshot] of records) {
             if (value) kept?.putSync([partition, aggregateId], value);

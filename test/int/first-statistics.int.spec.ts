@@ -10,7 +10,25 @@ describe('first statistics of a projection schema', () => {
   const other = `stats_other_${randomUUID().slice(0, 8)}`;
   const tenant = randomUUID();
   const org = randomUUID();
+  let url: string;
   let pool: pg.Pool;
+
+  /** A checker on a clock of the test's own: `poked` starts a check if one is due and waits for it, `later` moves the clock an interval on. */
+  const clocked = (on: pg.Pool, schemas: string[]) => {
+    let now = 0;
+    const errors: unknown[] = [];
+    const statistics = new FirstStatistics(
+      on,
+      schemas,
+      (error) => errors.push(error),
+      () => now,
+    );
+    const poked = async () => {
+      statistics.poke();
+      await statistics.settled();
+    };
+    return { errors, poked, later: () => (now += FIRST_STATISTICS_EVERY_MS) };
+  };
 
   const analyzed = async (table: string): Promise<boolean> => {
     const { rows } = await pool.query<{ done: boolean }>(
@@ -48,8 +66,9 @@ describe('first statistics of a projection schema', () => {
   };
 
   beforeAll(async () => {
-    pool = createPool(withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests'));
-    await ensureDatabase(withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests'));
+    url = withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests');
+    await ensureDatabase(url);
+    pool = createPool(url);
     for (const s of [schema, other]) {
       await pool.query(`create schema ${s}`);
       for (const table of ['big', 'small']) {
@@ -89,49 +108,29 @@ describe('first statistics of a projection schema', () => {
   });
 
   it('checks at most once in its interval, without waiting for the check', async () => {
-    let now = 0;
-    const errors: unknown[] = [];
-    const statistics = new FirstStatistics(
-      pool,
-      [other],
-      (error) => errors.push(error),
-      () => now,
-    );
-    statistics.poke();
-    await statistics.settled();
+    const { errors, poked, later } = clocked(pool, [other]);
+    await poked();
     expect(await analyzed(`${other}.big`)).toBe(true);
 
     await fill(`${other}.small`, FIRST_STATISTICS_ROWS);
-    statistics.poke();
-    await statistics.settled();
+    await poked();
     expect(await analyzed(`${other}.small`)).toBe(false);
-    now += FIRST_STATISTICS_EVERY_MS;
-    statistics.poke();
-    await statistics.settled();
+    later();
+    await poked();
     expect(await analyzed(`${other}.small`)).toBe(true);
     expect(errors).toEqual([]);
   });
 
   it('reports a failed check and tries again after its interval', async () => {
-    let now = 0;
-    const errors: unknown[] = [];
-    const closed = createPool(withDatabase(inject('stack').postgresServerUrl, 'cl_projection_tests'));
+    const closed = createPool(url);
     await closed.end();
-    const statistics = new FirstStatistics(
-      closed,
-      [schema],
-      (error) => errors.push(error),
-      () => now,
-    );
-    statistics.poke();
-    await statistics.settled();
+    const { errors, poked, later } = clocked(closed, [schema]);
+    await poked();
     expect(errors).toHaveLength(1);
-    statistics.poke();
-    await statistics.settled();
+    await poked();
     expect(errors).toHaveLength(1);
-    now += FIRST_STATISTICS_EVERY_MS;
-    statistics.poke();
-    await statistics.settled();
+    later();
+    await poked();
     expect(errors).toHaveLength(2);
   });
 });
