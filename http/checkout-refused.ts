@@ -4,13 +4,22 @@
  * what it is about. Each protocol's edge answers it in its own error shape (http/acp-edge.ts, http/ucp-edge.ts).
  */
 export class CheckoutRefused extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly param?: string;
+  readonly type: 'invalid_request' | 'processing_error' | 'service_unavailable';
+
   constructor(
-    readonly statusCode: number,
-    readonly code: string,
+    statusCode: number,
+    code: string,
     message: string,
-    readonly param?: string,
-    readonly type: 'invalid_request' | 'processing_error' | 'service_unavailable' = 'invalid_request',
+    param?: string,
+    type: 'invalid_request' | 'processing_error' | 'service_unavailable' = 'invalid_request',
   ) {
     super(message);
+    this.statusCode = statusCode;
+    this.code = code;
+    this.param = param;
+    this.type = type;
   }
 }

@@ -12,11 +12,11 @@ export class ForbiddenError extends Error {}
 
 /** Over a rate limit or the tenant's requests in progress (http/plugins/rate-limits.ts): 429, retry after so many seconds. */
 export class RateLimitedError extends Error {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
     super(message);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -15,7 +15,11 @@ const SWEEP_AT = 50_000;
 export class CostWindows implements FastifyRateLimitStore {
   private readonly windows = new Map<string, Window>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  private readonly now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.now = now;
+  }
 
   /** Charges `cost` to `key` when it has budget left; `current` above `max` means refused, `ttl` is when it may go. */
   charge(key: string, cost: number, windowMs: number, max: number): Counted {

@@ -16,12 +16,17 @@ type Tenant = { running: number; waiting: (() => void)[]; idle?: NodeJS.Timeout 
 export class TenantAdmission {
   private readonly tenants = new Map<string, Tenant>();
 
-  constructor(
-    private readonly inFlight: number,
-    private readonly queued: number,
-    private readonly waitMs: number,
-    private readonly busyMs: number,
-  ) {}
+  private readonly inFlight: number;
+  private readonly queued: number;
+  private readonly waitMs: number;
+  private readonly busyMs: number;
+
+  constructor(inFlight: number, queued: number, waitMs: number, busyMs: number) {
+    this.inFlight = inFlight;
+    this.queued = queued;
+    this.waitMs = waitMs;
+    this.busyMs = busyMs;
+  }
 
   /** How many requests one busy tenant may have in progress now. */
   share(): number {

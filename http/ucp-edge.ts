@@ -21,12 +21,13 @@ import { checkoutCapabilities, UCP_VERSION } from './ucp-profile-body.ts';
  *   `{ucp: {version, status: "error"}, messages: [{type: "error", code, content, severity, path?}]}`.
  */
 export class UcpProtocolError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    content: string,
-  ) {
+  readonly statusCode: number;
+  readonly code: string;
+
+  constructor(statusCode: number, code: string, content: string) {
     super(content);
+    this.statusCode = statusCode;
+    this.code = code;
   }
 }
 

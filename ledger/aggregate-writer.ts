@@ -49,11 +49,15 @@ export class AggregateWriter<C extends Command, E extends Event, S> {
   /** By changelog partition: the partitions this instance owns (a command's partition is its aggregate's). */
   private readonly snapshots: SnapshotKeeper<S>;
 
-  constructor(
-    private readonly deps: WriterDeps,
-    readonly definition: Aggregate<C, E, S>,
-    private readonly log: Logger,
-  ) {
+  private readonly deps: WriterDeps;
+  readonly definition: Aggregate<C, E, S>;
+  private readonly log: Logger;
+
+  constructor(deps: WriterDeps, definition: Aggregate<C, E, S>, log: Logger) {
+    this.deps = deps;
+    this.definition = definition;
+    this.log = log;
+
     this.topic = { events: namespaced(deps.namespace, definition.events.name), state: namespaced(deps.namespace, definition.state.name) };
     this.snapshots = deps.stateStore?.keeper<S>(this.topic.state) ?? new MemorySnapshots<S>();
   }

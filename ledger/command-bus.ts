@@ -12,8 +12,11 @@ import { errorField } from './throttled-log.ts';
 import { namespaced, topics, type TopicSpec } from './topics.ts';
 
 export class CommandTimeoutError extends Error {
-  constructor(readonly commandId: string) {
+  readonly commandId: string;
+
+  constructor(commandId: string) {
     super(`no decision for command ${commandId} in time`);
+    this.commandId = commandId;
   }
 }
 
@@ -50,16 +53,32 @@ export class CommandBus implements Part {
     }
   });
 
+  private readonly kafka: Kafka;
+  private readonly namespace: string;
+  private readonly timeoutMs: number;
+  private readonly maxRecordBytes: number;
+  private readonly log: Logger;
+  private readonly signals: PartSignals;
+  /** Counts and times every `send` (not `post`: nothing waits for its decision). */
+  private readonly metrics?: LedgerMetrics;
+
   constructor(
-    private readonly kafka: Kafka,
-    private readonly namespace: string,
-    private readonly timeoutMs: number,
-    private readonly maxRecordBytes: number,
-    private readonly log: Logger,
-    private readonly signals: PartSignals,
-    /** Counts and times every `send` (not `post`: nothing waits for its decision). */
-    private readonly metrics?: LedgerMetrics,
+    kafka: Kafka,
+    namespace: string,
+    timeoutMs: number,
+    maxRecordBytes: number,
+    log: Logger,
+    signals: PartSignals,
+    metrics?: LedgerMetrics,
   ) {
+    this.kafka = kafka;
+    this.namespace = namespace;
+    this.timeoutMs = timeoutMs;
+    this.maxRecordBytes = maxRecordBytes;
+    this.log = log;
+    this.signals = signals;
+    this.metrics = metrics;
+
     this.repliesTopic = namespaced(namespace, topics.commandReplies.name);
     // Every edge instance reads every reply in a group of its own; a restarted reader resumes where it committed.
     this.groupId = namespaced(namespace, `commerce-ledger.edge.${randomUUID()}`);

@@ -99,17 +99,18 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
   /** By (namespaced) event topic this processor writes: the routes it runs on those events in their own transaction. */
   private readonly inline = new Map<string, EventRoute[]>();
 
+  private readonly deps: ProcessorDeps;
+  private readonly signals: PartSignals;
+
   /**
    * `routes`: the event routes of the service; those that read an event topic this processor writes and that a request
    * may wait for (not `batched`) run here, on each event as it is decided, and their commands go out in the event's
    * transaction (their routers pass over such events): a hop, a consumer round and a transaction fewer per routed event.
    */
-  constructor(
-    private readonly deps: ProcessorDeps,
-    definition: Aggregate<C, E, S>,
-    private readonly signals: PartSignals,
-    routes: readonly EventRoute[] = [],
-  ) {
+  constructor(deps: ProcessorDeps, definition: Aggregate<C, E, S>, signals: PartSignals, routes: readonly EventRoute[] = []) {
+    this.deps = deps;
+    this.signals = signals;
+
     const ns = deps.namespace;
     this.part = `${definition.name}-processor`;
     this.groupId = namespaced(ns, `commerce-ledger.${this.part}`);

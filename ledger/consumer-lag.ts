@@ -60,13 +60,23 @@ export class ConsumerLagReader {
   private last?: { at: number; samples: ConsumerLagSample[] };
   private reading?: Promise<void>;
 
+  private readonly kafka: Kafka;
+  /** Every group name of the service's namespace starts with it. */
+  private readonly prefix: string;
+  private readonly known: ReadonlySet<string>;
+  private readonly options: ConsumerLagOptions;
+
   constructor(
-    private readonly kafka: Kafka,
-    /** Every group name of the service's namespace starts with it. */
-    private readonly prefix: string,
-    private readonly known: ReadonlySet<string>,
-    private readonly options: ConsumerLagOptions = { maxAgeMs: 2_000, timeoutMs: 2_000 },
-  ) {}
+    kafka: Kafka,
+    prefix: string,
+    known: ReadonlySet<string>,
+    options: ConsumerLagOptions = { maxAgeMs: 2_000, timeoutMs: 2_000 },
+  ) {
+    this.kafka = kafka;
+    this.prefix = prefix;
+    this.known = known;
+    this.options = options;
+  }
 
   /** The latest lags and how old they are (seconds), after a fresh reading if the last is older than `maxAgeMs`; none before a first reading. */
   async read(): Promise<{ samples: ConsumerLagSample[]; ageSeconds: number } | undefined> {

@@ -8,8 +8,12 @@ export type DependencyCheck = { ok: boolean; since: string; error?: string };
 
 /** A request that needs a dependency known to be down: refused at once (503 with Retry-After) instead of waiting it out. */
 export class UnavailableError extends Error {
-  constructor(readonly dependency: DependencyName | 'ledger') {
+  readonly dependency: DependencyName | 'ledger';
+
+  constructor(dependency: DependencyName | 'ledger') {
     super(dependency === 'ledger' ? 'the ledger is unavailable; retry later' : `${dependency} is unavailable; retry later`);
+    this.dependency = dependency;
+
     this.name = 'UnavailableError';
   }
 }
@@ -53,12 +57,22 @@ export class DependencyMonitor {
   private timer?: NodeJS.Timeout;
   private stopped = false;
 
+  private readonly probes: Record<DependencyName, Probe>;
+  private readonly log: Logger;
+  private readonly timing: { intervalMs: number; timeoutMs: number };
+  private readonly closers: (() => Promise<void>)[];
+
   constructor(
-    private readonly probes: Record<DependencyName, Probe>,
-    private readonly log: Logger,
-    private readonly timing: { intervalMs: number; timeoutMs: number } = { intervalMs: 1_000, timeoutMs: PROBE_TIMEOUT_MS },
-    private readonly closers: (() => Promise<void>)[] = [],
-  ) {}
+    probes: Record<DependencyName, Probe>,
+    log: Logger,
+    timing: { intervalMs: number; timeoutMs: number } = { intervalMs: 1_000, timeoutMs: PROBE_TIMEOUT_MS },
+    closers: (() => Promise<void>)[] = [],
+  ) {
+    this.probes = probes;
+    this.log = log;
+    this.timing = timing;
+    this.closers = closers;
+  }
 
   async start(): Promise<void> {
     await this.probeAll();

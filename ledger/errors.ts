@@ -3,11 +3,12 @@ export type ErrorDetail = { path: string; message: string };
 
 export abstract class DomainError extends Error {
   abstract readonly code: string;
-  constructor(
-    message: string,
-    readonly details: ErrorDetail[] = [],
-  ) {
+  readonly details: ErrorDetail[];
+
+  constructor(message: string, details: ErrorDetail[] = []) {
     super(message);
+    this.details = details;
+
     this.name = new.target.name;
   }
 }

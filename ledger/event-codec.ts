@@ -9,11 +9,13 @@ type AvroRecord = { envelope: EventEnvelope } & Record<string, unknown>;
 export class EventCodec {
   private readonly ids: Map<string, number>;
 
-  constructor(
-    private readonly registry: SchemaRegistry,
-    private readonly namespace: string,
-    ids: Iterable<[string, number]> = [],
-  ) {
+  private readonly registry: SchemaRegistry;
+  private readonly namespace: string;
+
+  constructor(registry: SchemaRegistry, namespace: string, ids: Iterable<[string, number]> = []) {
+    this.registry = registry;
+    this.namespace = namespace;
+
     this.ids = new Map(ids);
   }
 

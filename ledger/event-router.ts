@@ -91,7 +91,11 @@ export class HeldOffsets {
   private held: Consumed[] = [];
   private since?: number;
 
-  constructor(private readonly maxHoldMs = 1_000) {}
+  private readonly maxHoldMs: number;
+
+  constructor(maxHoldMs = 1_000) {
+    this.maxHoldMs = maxHoldMs;
+  }
 
   /** Whether the oldest held offsets have waited long enough that this round should commit even without output. */
   due(now: number): boolean {
@@ -124,11 +128,15 @@ export class EventRouter {
   private readonly log: Logger;
   private readonly partitions: PartitionedConsumer<RouterTask>;
 
-  constructor(
-    private readonly deps: RouterDeps,
-    private readonly definition: EventRoute,
-    private readonly signals: PartSignals,
-  ) {
+  private readonly deps: RouterDeps;
+  private readonly definition: EventRoute;
+  private readonly signals: PartSignals;
+
+  constructor(deps: RouterDeps, definition: EventRoute, signals: PartSignals) {
+    this.deps = deps;
+    this.definition = definition;
+    this.signals = signals;
+
     this.part = `${definition.name}-router`;
     this.groupId = namespaced(deps.namespace, `commerce-ledger.${this.part}`);
     this.log = deps.logger.child({ component: `${definition.name}-router` });

@@ -12,11 +12,15 @@ export class ExpiringCache<V> {
   private readonly loading = new Map<string, Promise<V>>();
   private generation = 0;
 
-  constructor(
-    private readonly load: (key: string) => Promise<V>,
-    private readonly bounds: { ttlMs: number; entries: number },
-    private readonly now: () => number = Date.now,
-  ) {
+  private readonly load: (key: string) => Promise<V>;
+  private readonly bounds: { ttlMs: number; entries: number };
+  private readonly now: () => number;
+
+  constructor(load: (key: string) => Promise<V>, bounds: { ttlMs: number; entries: number }, now: () => number = Date.now) {
+    this.load = load;
+    this.bounds = bounds;
+    this.now = now;
+
     this.entries = new RecentlyUsed(bounds.entries);
   }
 

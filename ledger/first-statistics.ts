@@ -19,12 +19,17 @@ export class FirstStatistics {
   private nextCheck = 0;
   private running?: Promise<void>;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly schemas: readonly string[],
-    private readonly onError: (error: unknown) => void,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly pool: pg.Pool;
+  private readonly schemas: readonly string[];
+  private readonly onError: (error: unknown) => void;
+  private readonly now: () => number;
+
+  constructor(pool: pg.Pool, schemas: readonly string[], onError: (error: unknown) => void, now: () => number = Date.now) {
+    this.pool = pool;
+    this.schemas = schemas;
+    this.onError = onError;
+    this.now = now;
+  }
 
   /** Starts a check if one is due and none is running; never waits for it, never throws. */
   poke(): void {

@@ -10,7 +10,11 @@ export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private draining?: Promise<void>;
 
-  constructor(private readonly commit: (items: T[]) => Promise<void>) {}
+  private readonly commit: (items: T[]) => Promise<void>;
+
+  constructor(commit: (items: T[]) => Promise<void>) {
+    this.commit = commit;
+  }
 
   submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {

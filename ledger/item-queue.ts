@@ -29,12 +29,17 @@ export class ItemQueue<T> implements Pick<WorkerHooks, 'round' | 'drain' | 'onEr
   private readonly owners = new Map<string, string>();
   private readonly recorded = new Set<string>();
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly component: string,
-    private readonly atOnce: number,
-    private readonly items: ItemWork<T>,
-  ) {}
+  private readonly context: WorkerContext;
+  private readonly component: string;
+  private readonly atOnce: number;
+  private readonly items: ItemWork<T>;
+
+  constructor(context: WorkerContext, component: string, atOnce: number, items: ItemWork<T>) {
+    this.context = context;
+    this.component = component;
+    this.atOnce = atOnce;
+    this.items = items;
+  }
 
   /** The worker's hooks: this queue's round, drain and error log, with the worker's own `others`. */
   hooks(others: Omit<WorkerHooks, 'round' | 'drain' | 'onError'>): WorkerHooks {

@@ -120,13 +120,25 @@ class PartitionTasks<T extends PartitionTask> {
   private closed = false;
   private readonly cancel = new AbortController();
 
+  private readonly kind: TaskKind<T>;
+  private readonly producer: TransactionalProducer;
+  private readonly exclusive: Exclusive;
+  private readonly failed: (error: unknown) => void;
+  private readonly readied: () => void;
+
   constructor(
-    private readonly kind: TaskKind<T>,
-    private readonly producer: TransactionalProducer,
-    private readonly exclusive: Exclusive,
-    private readonly failed: (error: unknown) => void,
-    private readonly readied: () => void,
-  ) {}
+    kind: TaskKind<T>,
+    producer: TransactionalProducer,
+    exclusive: Exclusive,
+    failed: (error: unknown) => void,
+    readied: () => void,
+  ) {
+    this.kind = kind;
+    this.producer = producer;
+    this.exclusive = exclusive;
+    this.failed = failed;
+    this.readied = readied;
+  }
 
   /**
    * Follows the consumer's assignment: revoked tasks close, new ones open together (`revokeAll`: every task is new, as
@@ -206,12 +218,17 @@ export class PartitionedConsumer<T extends PartitionTask> {
   /** A round failed in a way that leaves its transaction's outcome unknown: no round runs until the part restarts. */
   private failure?: unknown;
 
-  constructor(
-    private readonly kafka: Kafka,
-    private readonly groupId: string,
-    private readonly signals: PartSignals,
-    private readonly kind: TaskKind<T>,
-  ) {}
+  private readonly kafka: Kafka;
+  private readonly groupId: string;
+  private readonly signals: PartSignals;
+  private readonly kind: TaskKind<T>;
+
+  constructor(kafka: Kafka, groupId: string, signals: PartSignals, kind: TaskKind<T>) {
+    this.kafka = kafka;
+    this.groupId = groupId;
+    this.signals = signals;
+    this.kind = kind;
+  }
 
   /**
    * Resolves once the producer is open (fencing this instance's previous incarnation) and the group joined; the part

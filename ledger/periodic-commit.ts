@@ -14,11 +14,15 @@ export class PeriodicCommit {
   private readonly processed = new Map<string, { topic: string; partition: number; offset: string }>();
   private timer?: NodeJS.Timeout;
 
-  constructor(
-    private readonly commit: (offsets: TopicOffsets[]) => Promise<void>,
-    private readonly intervalMs: number,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+  private readonly commit: (offsets: TopicOffsets[]) => Promise<void>;
+  private readonly intervalMs: number;
+  private readonly onError: (error: unknown) => void;
+
+  constructor(commit: (offsets: TopicOffsets[]) => Promise<void>, intervalMs: number, onError: (error: unknown) => void) {
+    this.commit = commit;
+    this.intervalMs = intervalMs;
+    this.onError = onError;
+  }
 
   /** A batch has been handled: its offsets are committed with the next flush. */
   done(batch: Pick<FetchedBatch, 'topic' | 'partition' | 'lastOffset'>): void {

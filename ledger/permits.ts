@@ -7,7 +7,11 @@ export class Permits {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly size: number) {
+  readonly size: number;
+
+  constructor(size: number) {
+    this.size = size;
+
     this.free = size;
   }
 

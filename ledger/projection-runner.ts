@@ -29,14 +29,22 @@ export type RunnerOptions = {
 
 /** An event a projection could not apply, with where it sits in the log: the one line an operator needs to find it. */
 export class ProjectionEventError extends Error {
+  readonly projection: string;
+  readonly event: Pick<RecordedEvent, 'type' | 'position'> & { eventId: string };
+  readonly failure: unknown;
+
   constructor(
-    readonly projection: string,
-    readonly event: Pick<RecordedEvent, 'type' | 'position'> & { eventId: string },
+    projection: string,
+    event: Pick<RecordedEvent, 'type' | 'position'> & { eventId: string },
     // Not `cause`: the log keeps this error's message, with the coordinates, rather than digging past it.
-    readonly failure: unknown,
+    failure: unknown,
   ) {
     const { topic, partition, offset } = event.position;
     super(`projection ${projection} cannot apply ${event.type} at ${topic}/${partition}@${offset}: ${errorField(failure).message}`);
+    this.projection = projection;
+    this.event = event;
+    this.failure = failure;
+
     this.name = 'ProjectionEventError';
   }
 }
@@ -109,13 +117,16 @@ export class ProjectionRunner {
   private readonly log: ThrottledLog;
   private readonly statistics: FirstStatistics;
 
+  private readonly deps: RunnerDeps;
+  private readonly options: RunnerOptions;
+  private readonly signals: PartSignals;
+
   /** `projection`: one projection, or a group of projections (see `projectionGroups`). */
-  constructor(
-    private readonly deps: RunnerDeps,
-    projection: Projection | readonly Projection[],
-    private readonly options: RunnerOptions,
-    private readonly signals: PartSignals,
-  ) {
+  constructor(deps: RunnerDeps, projection: Projection | readonly Projection[], options: RunnerOptions, signals: PartSignals) {
+    this.deps = deps;
+    this.options = options;
+    this.signals = signals;
+
     const [first, ...others] = Array.isArray(projection) ? projection : [projection as Projection];
     if (!first) throw new Error('a projection runner needs a projection');
     const member = (p: Projection, schema: string): Member => ({

@@ -30,13 +30,17 @@ export class ProjectionWaiter {
   private reconnectTimer?: NodeJS.Timeout;
   private readonly throttled: ThrottledLog;
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly db: Knex,
-    private readonly projections: readonly Projection[],
-    private readonly namespace: string,
-    log: Logger,
-  ) {
+  private readonly databaseUrl: string;
+  private readonly db: Knex;
+  private readonly projections: readonly Projection[];
+  private readonly namespace: string;
+
+  constructor(databaseUrl: string, db: Knex, projections: readonly Projection[], namespace: string, log: Logger) {
+    this.databaseUrl = databaseUrl;
+    this.db = db;
+    this.projections = projections;
+    this.namespace = namespace;
+
     this.throttled = new ThrottledLog(log.child({ component: 'projection-waiter' }));
   }
 

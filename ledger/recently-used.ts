@@ -2,7 +2,11 @@
 export class RecentlyUsed<V> {
   private readonly entries = new Map<string, V>();
 
-  constructor(private readonly limit: number) {}
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
 
   get(key: string): V | undefined {
     const found = this.entries.get(key);

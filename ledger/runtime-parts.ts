@@ -43,7 +43,11 @@ export class RunningParts {
   readonly runners: RunnerOf[] = [];
   private readonly stops: (() => Promise<void>)[] = [];
 
-  constructor(private readonly logger: Logger) {}
+  private readonly logger: Logger;
+
+  constructor(logger: Logger) {
+    this.logger = logger;
+  }
 
   onStop(stop: () => Promise<void>): void {
     this.stops.push(stop);

@@ -95,10 +95,13 @@ export class StateStore {
   private readonly dictionaries: Database<Buffer, string>;
   private readonly opened = new Map<string, Database<Buffer, [number, string]>>();
 
-  constructor(
-    readonly path: string,
-    private readonly cacheSize: number,
-  ) {
+  readonly path: string;
+  private readonly cacheSize: number;
+
+  constructor(path: string, cacheSize: number) {
+    this.path = path;
+    this.cacheSize = cacheSize;
+
     for (const file of ['data.mdb', 'lock.mdb']) rmSync(join(path, file), { force: true });
     mkdirSync(join(path, FORMAT), { recursive: true });
     // A cache: a machine's crash may lose the last transactions, never the changelog; a lost write is read again.

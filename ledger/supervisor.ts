@@ -50,11 +50,11 @@ export class Supervisor implements PartSignals {
   private readonly throttled: ThrottledLog;
   private readonly options: Required<SupervisorOptions>;
 
-  constructor(
-    readonly name: string,
-    log: Logger,
-    options: SupervisorOptions = {},
-  ) {
+  readonly name: string;
+
+  constructor(name: string, log: Logger, options: SupervisorOptions = {}) {
+    this.name = name;
+
     this.throttled = new ThrottledLog(log.child({ component: name }));
     this.options = { minDelayMs: 200, maxDelayMs: 5_000, stableAfterMs: 30_000, stopTimeoutMs: 10_000, ...options };
   }

@@ -28,13 +28,19 @@ export class ProcessorThread implements Part {
   private metricsRequestId = 0;
   private lastMetrics = '';
 
-  constructor(
-    private readonly config: LedgerConfig,
-    private readonly modules: URL,
-    private readonly schemaIds: [string, number][],
-    private readonly logger: Logger,
-    private readonly signals: PartSignals,
-  ) {}
+  private readonly config: LedgerConfig;
+  private readonly modules: URL;
+  private readonly schemaIds: [string, number][];
+  private readonly logger: Logger;
+  private readonly signals: PartSignals;
+
+  constructor(config: LedgerConfig, modules: URL, schemaIds: [string, number][], logger: Logger, signals: PartSignals) {
+    this.config = config;
+    this.modules = modules;
+    this.schemaIds = schemaIds;
+    this.logger = logger;
+    this.signals = signals;
+  }
 
   /** One status reader per part inside the thread, named as that part. */
   readers(names: readonly string[]): { status: () => PartStatus }[] {

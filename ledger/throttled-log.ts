@@ -10,11 +10,15 @@ type Seen = { last: number; suppressed: number };
 export class ThrottledLog {
   private readonly seen = new Map<string, Seen>();
 
-  constructor(
-    private readonly log: Logger,
-    private readonly intervalMs = 10_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly log: Logger;
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+
+  constructor(log: Logger, intervalMs = 10_000, now: () => number = Date.now) {
+    this.log = log;
+    this.intervalMs = intervalMs;
+    this.now = now;
+  }
 
   write(level: Level, kind: string, fields: Record<string, unknown>, message: string): void {
     const at = this.now();

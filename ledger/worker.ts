@@ -104,11 +104,15 @@ class WorkerPart implements Part {
   private readonly hooks: WorkerHooks;
   private readonly throttled: ThrottledLog;
 
-  constructor(
-    private readonly spec: WorkerSpec,
-    private readonly deps: WorkerDeps,
-    private readonly signals: PartSignals,
-  ) {
+  private readonly spec: WorkerSpec;
+  private readonly deps: WorkerDeps;
+  private readonly signals: PartSignals;
+
+  constructor(spec: WorkerSpec, deps: WorkerDeps, signals: PartSignals) {
+    this.spec = spec;
+    this.deps = deps;
+    this.signals = signals;
+
     const log = deps.logger.child({ component: spec.component });
     this.throttled = new ThrottledLog(log);
     this.hooks = spec.hooks({
@@ -245,7 +249,11 @@ class Slots {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly size: number) {}
+  private readonly size: number;
+
+  constructor(size: number) {
+    this.size = size;
+  }
 
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));

@@ -52,13 +52,16 @@ export type WebhookSubscription = WebhookRequest & { id: string };
 export type ProviderFailureKind = 'rate_limited' | 'server' | 'timeout' | 'network' | 'auth' | 'not_found' | 'rejected';
 
 export class ProviderError extends Error {
-  constructor(
-    readonly kind: ProviderFailureKind,
-    message: string,
-    readonly status?: number,
-    readonly retryAfterMs?: number,
-  ) {
+  readonly kind: ProviderFailureKind;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+
+  constructor(kind: ProviderFailureKind, message: string, status?: number, retryAfterMs?: number) {
     super(message);
+    this.kind = kind;
+    this.status = status;
+    this.retryAfterMs = retryAfterMs;
+
     this.name = 'ProviderError';
   }
 

@@ -30,7 +30,11 @@ export class FilesystemObjectStore implements ObjectStore {
   readonly kind = 'filesystem' as const;
   readonly dir: string;
 
-  constructor(private readonly options: FilesystemStoreOptions) {
+  private readonly options: FilesystemStoreOptions;
+
+  constructor(options: FilesystemStoreOptions) {
+    this.options = options;
+
     this.dir = path.resolve(options.dir);
   }
 

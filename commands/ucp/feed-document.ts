@@ -35,7 +35,11 @@ export class FeedBuilder {
   private productCount = 0;
   private itemCount = 0;
 
-  constructor(private readonly settings: CatalogFeedSettings | null) {
+  private readonly settings: CatalogFeedSettings | null;
+
+  constructor(settings: CatalogFeedSettings | null) {
+    this.settings = settings;
+
     const head = { '@context': 'https://schema.org', '@type': 'ItemList', itemListOrder: 'https://schema.org/ItemListUnordered' };
     this.writeJsonLd(`${JSON.stringify(head).slice(0, -1)},"itemListElement":[`);
   }

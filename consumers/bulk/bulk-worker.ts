@@ -43,10 +43,13 @@ class BulkWorker {
   /** One permit per slice out, shared by the jobs worked on side by side: their items in flight stay those of one job. */
   private readonly slices: Permits;
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: BulkWorkerOptions,
-  ) {
+  private readonly context: WorkerContext;
+  private readonly options: BulkWorkerOptions;
+
+  constructor(context: WorkerContext, options: BulkWorkerOptions) {
+    this.context = context;
+    this.options = options;
+
     this.deps = context.deps;
     this.slices = new Permits(options.slicesInFlight);
   }
@@ -156,10 +159,13 @@ class BulkWorker {
 class ChunkReader {
   private current?: { firstIndex: number; items: unknown[] };
 
-  constructor(
-    private readonly deps: WorkerDeps,
-    private readonly jobId: string,
-  ) {}
+  private readonly deps: WorkerDeps;
+  private readonly jobId: string;
+
+  constructor(deps: WorkerDeps, jobId: string) {
+    this.deps = deps;
+    this.jobId = jobId;
+  }
 
   async slice(firstIndex: number, most: number): Promise<Slice> {
     const current = this.current;

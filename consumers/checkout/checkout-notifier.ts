@@ -47,10 +47,13 @@ const JSON_TYPE = 'application/json';
 class CheckoutNotifier {
   private abort = new AbortController();
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: CheckoutNotifierOptions,
-  ) {}
+  private readonly context: WorkerContext;
+  private readonly options: CheckoutNotifierOptions;
+
+  constructor(context: WorkerContext, options: CheckoutNotifierOptions) {
+    this.context = context;
+    this.options = options;
+  }
 
   hooks(): WorkerHooks {
     return new ItemQueue(this.context, 'checkout-notifier', this.options.noticesAtOnce, {

@@ -28,10 +28,13 @@ export type CompletionSweeperOptions = {
  * instances and a concurrent agent retry reach one outcome. The steps are the edge's (commands/acp/checkout-completion.ts).
  */
 class CompletionSweeper {
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: CompletionSweeperOptions,
-  ) {}
+  private readonly context: WorkerContext;
+  private readonly options: CompletionSweeperOptions;
+
+  constructor(context: WorkerContext, options: CompletionSweeperOptions) {
+    this.context = context;
+    this.options = options;
+  }
 
   hooks(): WorkerHooks {
     return new ItemQueue(this.context, 'completion-sweeper', this.options.atOnce, {

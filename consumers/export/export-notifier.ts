@@ -37,10 +37,13 @@ class ExportNotifier {
   private abort = new AbortController();
   private store?: ObjectStore;
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: ExportNotifierOptions,
-  ) {}
+  private readonly context: WorkerContext;
+  private readonly options: ExportNotifierOptions;
+
+  constructor(context: WorkerContext, options: ExportNotifierOptions) {
+    this.context = context;
+    this.options = options;
+  }
 
   hooks(): WorkerHooks {
     return new ItemQueue(this.context, 'export-notifier', this.options.noticesAtOnce, {

@@ -28,10 +28,13 @@ class ExportWorker {
   private readonly failingSince = new Map<string, number>();
   private store?: ObjectStore;
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: ExportWorkerOptions,
-  ) {}
+  private readonly context: WorkerContext;
+  private readonly options: ExportWorkerOptions;
+
+  constructor(context: WorkerContext, options: ExportWorkerOptions) {
+    this.context = context;
+    this.options = options;
+  }
 
   hooks(): WorkerHooks {
     return new ItemQueue(this.context, 'export-worker', this.options.exportsAtOnce, {

@@ -32,11 +32,15 @@ export class FeedSchedule {
   /** Each feed's rest after its last build: no build before this. */
   private readonly restsUntil = new Map<string, number>();
 
-  constructor(
-    private readonly quietMs: number,
-    private readonly maxDelayMs: number,
-    private readonly restFactor = 0,
-  ) {}
+  private readonly quietMs: number;
+  private readonly maxDelayMs: number;
+  private readonly restFactor: number;
+
+  constructor(quietMs: number, maxDelayMs: number, restFactor = 0) {
+    this.quietMs = quietMs;
+    this.maxDelayMs = maxDelayMs;
+    this.restFactor = restFactor;
+  }
 
   /**
    * A consumed batch: the tenants and orgs (keys) its events touch, and where it ends. `awaited`: keys whose first feed

@@ -89,10 +89,13 @@ class FeedWorker implements WorkerHooks {
   private readonly deps: WorkerDeps;
   readonly onError;
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: FeedWorkerOptions,
-  ) {
+  private readonly context: WorkerContext;
+  private readonly options: FeedWorkerOptions;
+
+  constructor(context: WorkerContext, options: FeedWorkerOptions) {
+    this.context = context;
+    this.options = options;
+
     this.deps = context.deps;
     this.onError = logFailure(context, 'feed-loop', 'catalog feed worker could not schedule its builds; trying again');
     this.schedule = this.newSchedule();

@@ -55,7 +55,11 @@ class OrderMappingWorker implements WorkerHooks {
   /** Events mapped in a slice that has not finished yet (a retry of the slice skips them). */
   private readonly mapped = new Set<string>();
 
-  constructor(private readonly context: WorkerContext) {
+  private readonly context: WorkerContext;
+
+  constructor(context: WorkerContext) {
+    this.context = context;
+
     this.deps = context.deps;
   }
 

@@ -69,10 +69,13 @@ class PushWorker implements WorkerHooks {
   private readonly webhookTries = new Map<string, { attempts: number; nextAt: number }>();
   readonly onError;
 
-  constructor(
-    private readonly context: WorkerContext,
-    private readonly options: PushWorkerOptions,
-  ) {
+  private readonly context: WorkerContext;
+  private readonly options: PushWorkerOptions;
+
+  constructor(context: WorkerContext, options: PushWorkerOptions) {
+    this.context = context;
+    this.options = options;
+
     this.deps = context.deps;
     this.onError = logFailure(context, 'push-claim', 'push worker could not claim work; trying again');
   }

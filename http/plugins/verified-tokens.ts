@@ -9,10 +9,13 @@ import type { JWTPayload } from 'jose';
 export class VerifiedTokens {
   private readonly entries = new Map<string, { payload: JWTPayload; until: number }>();
 
-  constructor(
-    private readonly maxEntries = 10_000,
-    private readonly maxAgeMs = 60_000,
-  ) {}
+  private readonly maxEntries: number;
+  private readonly maxAgeMs: number;
+
+  constructor(maxEntries = 10_000, maxAgeMs = 60_000) {
+    this.maxEntries = maxEntries;
+    this.maxAgeMs = maxAgeMs;
+  }
 
   get(token: string, now: number): JWTPayload | undefined {
     const entry = this.entries.get(token);

@@ -13,11 +13,23 @@ export class Kafka implements ClientSettings {
   /** One line per kind of client failure per interval (an outage repeats the same failure for every request). */
   readonly log?: ThrottledLog;
 
+  readonly brokers: string[];
+  readonly clientId: string;
+  readonly settings: {
+    /** Short timeouts and no retries: a question to a broker that is away is answered within about a second. */
+    probe?: { requestTimeoutMs: number };
+    /**
+     * What this process is among the service's instances (config INSTANCE_ID): its consumer groups' static member id
+     * and part of its transactional ids. None: dynamic members (a CLI, a test).
+     */
+    instanceId?: string;
+  };
+
   constructor(
-    readonly brokers: string[],
-    readonly clientId: string,
+    brokers: string[],
+    clientId: string,
     logger?: Logger,
-    readonly settings: {
+    settings: {
       /** Short timeouts and no retries: a question to a broker that is away is answered within about a second. */
       probe?: { requestTimeoutMs: number };
       /**
@@ -27,6 +39,10 @@ export class Kafka implements ClientSettings {
       instanceId?: string;
     } = {},
   ) {
+    this.brokers = brokers;
+    this.clientId = clientId;
+    this.settings = settings;
+
     if (logger) this.log = new ThrottledLog(logger.child({ component: 'kafka' }));
   }
 

@@ -59,14 +59,24 @@ export class Fetcher {
   private pumping = false;
   private pumpAgain = false;
 
+  private readonly client: ClientConsumer;
+  private readonly settings: FetchSettings;
+  /** Handles one fetch's batches (each of another partition); the partitions are fetched again once it settles. */
+  private readonly deliver: (batches: FetchedBatch[]) => Promise<void>;
+  /** A failed delivery (fatal: the fetcher has stopped) or a failed fetch (asked again after a pause). */
+  private readonly onError: (error: unknown, fatal: boolean) => void;
+
   constructor(
-    private readonly client: ClientConsumer,
-    private readonly settings: FetchSettings,
-    /** Handles one fetch's batches (each of another partition); the partitions are fetched again once it settles. */
-    private readonly deliver: (batches: FetchedBatch[]) => Promise<void>,
-    /** A failed delivery (fatal: the fetcher has stopped) or a failed fetch (asked again after a pause). */
-    private readonly onError: (error: unknown, fatal: boolean) => void,
-  ) {}
+    client: ClientConsumer,
+    settings: FetchSettings,
+    deliver: (batches: FetchedBatch[]) => Promise<void>,
+    onError: (error: unknown, fatal: boolean) => void,
+  ) {
+    this.client = client;
+    this.settings = settings;
+    this.deliver = deliver;
+    this.onError = onError;
+  }
 
   /** Reads a partition from `offset` on (its earlier position, if any, is forgotten). */
   seek(topic: string, partition: number, offset: bigint): void {

@@ -60,10 +60,13 @@ export class GroupConsumer {
   private stopped = false;
   private rejoining = false;
 
-  constructor(
-    private readonly kafka: Kafka,
-    private readonly options: GroupConsumerOptions,
-  ) {
+  private readonly kafka: Kafka;
+  private readonly options: GroupConsumerOptions;
+
+  constructor(kafka: Kafka, options: GroupConsumerOptions) {
+    this.kafka = kafka;
+    this.options = options;
+
     this.client = new GroupClient({
       ...kafka.options(),
       groupId: options.groupId,

@@ -78,10 +78,11 @@ class ProducerClient extends ClientProducer {
 export class RecordProducer {
   protected client: ClientProducer;
 
-  constructor(
-    kafka: Kafka,
-    private readonly options: ProducerOptions = {},
-  ) {
+  private readonly options: ProducerOptions;
+
+  constructor(kafka: Kafka, options: ProducerOptions = {}) {
+    this.options = options;
+
     this.client = this.createClient(kafka);
   }
 
@@ -126,11 +127,11 @@ export class RecordProducer {
 export class TransactionalProducer extends RecordProducer {
   private needsNewEpoch = false;
 
-  constructor(
-    private readonly kafka: Kafka,
-    transactionalId: string,
-  ) {
+  private readonly kafka: Kafka;
+
+  constructor(kafka: Kafka, transactionalId: string) {
     super(kafka, { transactionalId });
+    this.kafka = kafka;
   }
 
   /**
@@ -174,12 +175,16 @@ export class TransactionalProducer extends RecordProducer {
 
 /** One open transaction: records sent in it, and the consumed offsets committed with it, appear together or never. */
 export class KafkaTransaction {
-  constructor(
-    private readonly client: ClientProducer,
-    private readonly transaction: ClientTransaction,
-    /** The client can no longer carry on this producer's transactions: a send failed (records may have gone), or an abort did. */
-    private readonly onBroken: () => void = () => undefined,
-  ) {}
+  private readonly client: ClientProducer;
+  private readonly transaction: ClientTransaction;
+  /** The client can no longer carry on this producer's transactions: a send failed (records may have gone), or an abort did. */
+  private readonly onBroken: () => void;
+
+  constructor(client: ClientProducer, transaction: ClientTransaction, onBroken: () => void = () => undefined) {
+    this.client = client;
+    this.transaction = transaction;
+    this.onBroken = onBroken;
+  }
 
   async send({ topic, messages }: { topic: string; messages: OutgoingRecord[] }): Promise<WrittenRecords[]> {
     return this.sendBatch({ topicMessages: [{ topic, messages }] });

@@ -108,11 +108,11 @@ type Faults = {
 type Answer = { status: number; body?: unknown; text?: string; headers?: Record<string, string>; lose?: boolean };
 
 class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
+  readonly status: number;
+
+  constructor(status: number, message: string) {
     super(message);
+    this.status = status;
   }
 }
 

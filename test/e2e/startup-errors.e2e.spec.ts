@@ -25,7 +25,7 @@ async function startWith(namespace: string, settings: Record<string, string>) {
     ...settings,
   };
   const startedAt = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'server.ts')], {
+  const child = spawn(process.execPath, [join(root, 'bin', 'server.ts')], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -41,7 +41,11 @@ export class FakeLedger implements LedgerFacade {
   held?: Promise<void>;
   private appended = 0;
 
-  constructor(readonly tables: FixtureTables = {}) {
+  readonly tables: FixtureTables;
+
+  constructor(tables: FixtureTables = {}) {
+    this.tables = tables;
+
     this.db = fixtureDb(tables);
   }
 

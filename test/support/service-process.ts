@@ -124,11 +124,11 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     )
       throw new Error(`${baseUrl} is still served by an earlier process`);
     const log = createWriteStream(logPath, { flags: 'a' });
-    // One process, node itself with tsx as a loader: the tsx CLI would fork a child that a SIGKILL of the parent leaves running.
+    // One process, node itself running the TypeScript (it strips the types): no loader, no child a SIGKILL would leave running.
     // SERVICE_NODE_ARGS: node flags for the service alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a bench).
     // The service's own launch flags first (as npm start and the image give them); SERVICE_NODE_ARGS after, so they win.
     const nodeArgs = [...LAUNCH_V8_FLAGS, ...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
-    child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'bin', 'server.ts')], {
+    child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'server.ts')], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

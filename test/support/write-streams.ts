@@ -25,12 +25,16 @@ export class WriteStreams {
   readonly shops: Shop[] = [];
   readonly writes: Write[] = [];
 
-  private constructor(
-    private readonly baseUrl: string,
-    private readonly initialStock: number,
-    /** The service's database: the audit trail read whole there, where its route shows the 100 most recent events. */
-    private readonly databaseUrl: string | undefined,
-  ) {}
+  private readonly baseUrl: string;
+  private readonly initialStock: number;
+  /** The service's database: the audit trail read whole there, where its route shows the 100 most recent events. */
+  private readonly databaseUrl: string | undefined;
+
+  private constructor(baseUrl: string, initialStock: number, databaseUrl: string | undefined) {
+    this.baseUrl = baseUrl;
+    this.initialStock = initialStock;
+    this.databaseUrl = databaseUrl;
+  }
 
   static async open(baseUrl: string, { initialStock = 1_000, databaseUrl }: { initialStock?: number; databaseUrl?: string } = {}) {
     const streams = new WriteStreams(baseUrl, initialStock, databaseUrl);

@@ -42,10 +42,10 @@ describe('the launch flags', () => {
   it('are what npm start and the image give node, before the entry point', () => {
     const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start;
     const assignments = Object.entries(LAUNCH_ENV).map(([name, value]) => `${name}=${value}`);
-    expect(start).toBe(`${assignments.join(' ')} exec node ${LAUNCH_V8_FLAGS.join(' ')} --import tsx bin/start.ts`);
+    expect(start).toBe(`${assignments.join(' ')} exec node ${LAUNCH_V8_FLAGS.join(' ')} bin/start.ts`);
     const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
     const cmd = /^CMD (.*)$/m.exec(dockerfile)?.[1];
-    expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...LAUNCH_V8_FLAGS, '--import', 'tsx', 'bin/server.ts']);
+    expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...LAUNCH_V8_FLAGS, 'bin/server.ts']);
     for (const assignment of assignments) expect(dockerfile.split('\n')).toContain(`ENV ${assignment}`);
   });
 
