@@ -210,12 +210,13 @@ export class EventRouter {
       messages.push(record);
       byTopic.set(topic, messages);
     }
-    await inTransaction(producer, async (transaction) => {
-      if (byTopic.size > 0) {
+    const offsets = { member, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) };
+    await inTransaction(producer, (transaction) =>
+      transaction.withOffsets(offsets, async () => {
+        if (byTopic.size === 0) return;
         const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
         await retryTransient(() => transaction.sendBatch({ topicMessages }));
-      }
-      await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) }));
-    });
+      }),
+    );
   }
 }
