@@ -346,50 +346,48 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     member: GroupMember,
     { decided, touched, followers, commands, consumed }: Round<E, S>,
   ): Promise<WrittenRecords[]> {
-    const offsets = { member, topics: consumedOffsets(consumed) };
-    return inTransaction(producer, (transaction) =>
-      transaction.withOffsets(offsets, async () => {
-        const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
-        const sentTo = new Map<number, number>();
-        for (const one of decided) {
-          if (one.events.length === 0) continue;
-          const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
-          sentTo.set(one.partition, index);
-          lastEvent.set(one, { partition: one.partition, index: index - 1 });
-        }
-        const { events, state } = this.writer.topic;
-        const topicMessages: TopicRecords[] = [
-          { topic: events, messages: decided.flatMap((one) => one.events) },
-          { topic: state, messages: stateMessages(touched) },
-          ...followers.flatMap(({ writer, events: messages, touched: states }) => [
-            { topic: writer.topic.events, messages },
-            { topic: writer.topic.state, messages: stateMessages(states) },
-          ]),
-          ...byTopic(commands),
-        ].filter(({ messages }) => messages.length > 0);
-        const answered = decided.filter((one) => !one.decision.command.metadata.noReply);
-        const replyKeys = answered.map((one) => ({ key: one.decision.command.metadata.commandId, value: null }));
-        const later = replyKeys.length > 0 ? [{ topic: this.topic.replies, messages: replyKeys }] : [];
-        const written = await retryTransient(() => transaction.sendBatch({ topicMessages }, later));
-        // Replies name the offsets of their events, which are known only once those are written.
-        const baseOffsets = new Map(written.filter((w) => w.topicName === events).map((w) => [w.partition, BigInt(w.baseOffset ?? '-1')]));
-        const positionOf = (one: Decided<E, S>): LogPosition[] => {
-          const last = lastEvent.get(one);
-          if (!last) return [];
-          // A batch written again after a lost answer (a leader moving) may come back without its offset (-1): the
-          // reply then says "unknown" (-1), and the edge waits for the log's end instead, never for a guess.
-          const base = baseOffsets.get(last.partition);
-          const offset = base === undefined || base < 0n ? -1n : base + BigInt(last.index);
-          return [{ topic: events, partition: last.partition, offset: offset.toString() }];
-        };
-        const replies = answered.map((one) => ({
-          key: one.decision.command.metadata.commandId,
-          value: JSON.stringify(reply(one.decision, positionOf(one))),
-        }));
-        if (replies.length > 0) await retryTransient(() => transaction.send({ topic: this.topic.replies, messages: replies }));
-        return written;
-      }),
-    );
+    return inTransaction(producer, async (transaction) => {
+      const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
+      const sentTo = new Map<number, number>();
+      for (const one of decided) {
+        if (one.events.length === 0) continue;
+        const index = (sentTo.get(one.partition) ?? 0) + one.events.length;
+        sentTo.set(one.partition, index);
+        lastEvent.set(one, { partition: one.partition, index: index - 1 });
+      }
+      const { events, state } = this.writer.topic;
+      const topicMessages: TopicRecords[] = [
+        { topic: events, messages: decided.flatMap((one) => one.events) },
+        { topic: state, messages: stateMessages(touched) },
+        ...followers.flatMap(({ writer, events: messages, touched: states }) => [
+          { topic: writer.topic.events, messages },
+          { topic: writer.topic.state, messages: stateMessages(states) },
+        ]),
+        ...byTopic(commands),
+      ].filter(({ messages }) => messages.length > 0);
+      const answered = decided.filter((one) => !one.decision.command.metadata.noReply);
+      const replyKeys = answered.map((one) => ({ key: one.decision.command.metadata.commandId, value: null }));
+      const later = replyKeys.length > 0 ? [{ topic: this.topic.replies, messages: replyKeys }] : [];
+      const written = await retryTransient(() => transaction.sendBatch({ topicMessages }, later));
+      // Replies name the offsets of their events, which are known only once those are written.
+      const baseOffsets = new Map(written.filter((w) => w.topicName === events).map((w) => [w.partition, BigInt(w.baseOffset ?? '-1')]));
+      const positionOf = (one: Decided<E, S>): LogPosition[] => {
+        const last = lastEvent.get(one);
+        if (!last) return [];
+        // A batch written again after a lost answer (a leader moving) may come back without its offset (-1): the
+        // reply then says "unknown" (-1), and the edge waits for the log's end instead, never for a guess.
+        const base = baseOffsets.get(last.partition);
+        const offset = base === undefined || base < 0n ? -1n : base + BigInt(last.index);
+        return [{ topic: events, partition: last.partition, offset: offset.toString() }];
+      };
+      const replies = answered.map((one) => ({
+        key: one.decision.command.metadata.commandId,
+        value: JSON.stringify(reply(one.decision, positionOf(one))),
+      }));
+      if (replies.length > 0) await retryTransient(() => transaction.send({ topic: this.topic.replies, messages: replies }));
+      await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets(consumed) }));
+      return written;
+    });
   }
 
   /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */

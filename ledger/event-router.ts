@@ -210,13 +210,12 @@ export class EventRouter {
       messages.push(record);
       byTopic.set(topic, messages);
     }
-    const offsets = { member, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) };
-    await inTransaction(producer, (transaction) =>
-      transaction.withOffsets(offsets, async () => {
-        if (byTopic.size === 0) return;
+    await inTransaction(producer, async (transaction) => {
+      if (byTopic.size > 0) {
         const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
         await retryTransient(() => transaction.sendBatch({ topicMessages }));
-      }),
-    );
+      }
+      await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets([...held, ...round.map((r) => r.consumed)]) }));
+    });
   }
 }

@@ -231,28 +231,6 @@ export class KafkaTransaction {
     }
   }
 
-  /**
-   * Runs `work` (the transaction's sends) while the consumed offsets join the transaction beside it (`sendOffsets`,
-   * tried again while transient) rather than after it: two round trips fewer before the commit. Both have settled
-   * when this returns or throws, so no abort overtakes a request still in flight.
-   */
-  async withOffsets<T>(offsets: { member: GroupMember; topics: TopicOffsets[] }, work: () => Promise<T>): Promise<T> {
-    const sent = retryTransient(() => this.sendOffsets(offsets)).then(
-      () => undefined,
-      (error: unknown) => ({ error }),
-    );
-    let result: T;
-    try {
-      result = await work();
-    } catch (error) {
-      await sent;
-      throw error;
-    }
-    const failed = await sent;
-    if (failed) throw failed.error;
-    return result;
-  }
-
   async commit(): Promise<void> {
     await endTransaction(() => this.transaction.commit());
   }
