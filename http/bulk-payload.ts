@@ -8,17 +8,54 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 const hasId = (value: unknown) => isObject(value) && 'id' in value;
 
 /**
- * The payload as the JSON it is: a string is the payload's JSON text (the spec's `payload_json`), which must parse.
+ * The payload as the JSON value it is: a string is the payload's JSON text (the spec's `payload_json`), which must parse.
  */
-export function payloadValue(payload: unknown): { value: unknown; json: string } {
-  if (typeof payload !== 'string') return { value: payload, json: JSON.stringify(payload) };
+export function payloadValue(payload: unknown): unknown {
+  if (typeof payload !== 'string') return payload;
   // The body's own depth was bounded by its parser; JSON text inside it gets the same bound before it is parsed.
   if (nestsDeeperThan(payload)) throw refused(`a string payload must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   try {
-    return { value: JSON.parse(payload) as unknown, json: payload };
+    return JSON.parse(payload) as unknown;
   } catch {
     throw refused('a string payload must be valid JSON');
   }
+}
+
+/** Characters of a string payload per piece of its text (a full-size payload is tens of MB). */
+const TEXT_PIECE = 256 * 1024;
+
+/**
+ * The payload's JSON text (`payload_json`: a string payload as it came, any other as `JSON.stringify` writes it) piece
+ * by piece, made as each is taken: an array's elements one by one, never the whole text at once.
+ */
+export function* payloadTextPieces(payload: unknown): Generator<string> {
+  if (typeof payload === 'string') {
+    for (let start = 0; start < payload.length;) {
+      let end = Math.min(payload.length, start + TEXT_PIECE);
+      // A surrogate pair stays in one piece, so each piece is text of its own.
+      if (end < payload.length && isHighSurrogate(payload.charCodeAt(end - 1))) end++;
+      yield payload.slice(start, end);
+      start = end;
+    }
+  } else if (Array.isArray(payload)) {
+    yield '[';
+    for (const [i, element] of payload.entries()) yield `${i > 0 ? ',' : ''}${JSON.stringify(element) ?? 'null'}`;
+    yield ']';
+  } else if (isObject(payload) && Array.isArray(payload.items) && Object.keys(payload).length === 1) {
+    yield '{"items":';
+    yield* payloadTextPieces(payload.items);
+    yield '}';
+  } else yield JSON.stringify(payload);
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** The bytes of the payload's JSON text, counted piece by piece. */
+export function payloadTextBytes(payload: unknown): number {
+  if (typeof payload === 'string') return Buffer.byteLength(payload);
+  let bytes = 0;
+  for (const piece of payloadTextPieces(payload)) bytes += Buffer.byteLength(piece);
+  return bytes;
 }
 
 /**
@@ -78,27 +115,30 @@ function fieldSet(payload: unknown, withSet = true): { ids: unknown[]; set?: unk
 
 export type BulkChunk = { chunk: number; firstIndex: number; itemCount: number; items: string };
 
-/** The items in order, as chunks of JSON text of at most `maxBytes` each (one item larger than that is a chunk alone). */
-export function chunksOf(items: unknown[], maxBytes: number): BulkChunk[] {
-  const chunks: BulkChunk[] = [];
+/**
+ * The items in order, as chunks of JSON text of at most `maxBytes` each (one item larger than that is a chunk alone),
+ * each made as it is taken: the chunks not yet sent, or already sent, are not held.
+ */
+export function* chunksOf(items: unknown[], maxBytes: number): Generator<BulkChunk> {
   const BRACKETS = 2;
   let texts: string[] = [];
   let bytes = BRACKETS;
   let firstIndex = 0;
-  const close = () => {
-    chunks.push({ chunk: chunks.length, firstIndex, itemCount: texts.length, items: `[${texts.join(',')}]` });
+  let chunk = 0;
+  const close = (): BulkChunk => {
+    const made = { chunk: chunk++, firstIndex, itemCount: texts.length, items: `[${texts.join(',')}]` };
     firstIndex += texts.length;
     texts = [];
     bytes = BRACKETS;
+    return made;
   };
   for (const item of items) {
     const text = JSON.stringify(item);
     const length = Buffer.byteLength(text);
     // Each item after the first adds a comma.
-    if (texts.length > 0 && bytes + 1 + length > maxBytes) close();
+    if (texts.length > 0 && bytes + 1 + length > maxBytes) yield close();
     bytes += length + (texts.length > 0 ? 1 : 0);
     texts.push(text);
   }
-  if (texts.length > 0) close();
-  return chunks;
+  if (texts.length > 0) yield close();
 }

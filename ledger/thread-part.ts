@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { sizeProcessorYoungGeneration } from './heap-growth.ts';
 import type { LedgerConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Part, PartSignals, PartStatus } from './supervisor.ts';
@@ -72,6 +73,7 @@ export class ProcessorThread implements Part {
 
   async start(): Promise<void> {
     this.stopping = false;
+    sizeProcessorYoungGeneration();
     const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), {
       workerData: {
         entry: new URL('./processor-thread.ts', import.meta.url).href,

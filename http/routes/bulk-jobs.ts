@@ -1,16 +1,19 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { bulkJobAggregate, bulkJobTypes } from '../../commands/bulk/bulk-job.ts';
 import { NotFoundError } from '../../ledger/errors.ts';
 import { findJob, itemErrors, listJobs, type BulkJobRow } from '../../projections/bulk/bulk-queries.ts';
 import { bulkJobValidator, documentedBody } from '../bulk-job-body.ts';
-import { bulkItemsOf, chunksOf, payloadValue } from '../bulk-payload.ts';
+import { bulkItemsOf, chunksOf, payloadTextBytes, payloadTextPieces, payloadValue } from '../bulk-payload.ts';
+import { jsonEndingWithText } from '../streamed-json.ts';
 import { createHeaders, newRecord } from '../idempotency-key.ts';
 import { errorBody, errorResponses, idParams, standardHeaders, timestamp, uuid } from '../schemas.ts';
 
 /** How many item errors GET /bulk-jobs/{id} lists (the validation issues list them all). */
 const LISTED_ERRORS = 1_000;
+/** Chunks of a POST out at once: enough to fill the producer's rounds, few against a full-size payload's 50. */
+const CHUNKS_IN_FLIGHT = 4;
 
 const jobType = z.enum(bulkJobTypes);
 const bulkJob = z
@@ -72,29 +75,35 @@ export default async function bulkJobRoutes(fastify: FastifyInstance, limits: Bu
     validatorCompiler: bulkJobValidator,
     handler: async (request, reply) => {
       const { job_type: type, payload } = request.body;
-      const { value, json } = payloadValue(payload);
+      const value = payloadValue(payload);
       const items = bulkItemsOf(type, value, limits.maxItems);
       // Its request paid for one write; each item is one.
       app.rateLimits.chargeWrites(request, reply, items.length - 1);
       const { id: jobId, idempotency } = newRecord(request, 'bulk-job');
-      const chunks = chunksOf(items, limits.chunkBytes);
-      // Chunks go out together (in order, one partition); the job exists only once the last is attached and it is submitted.
-      await Promise.all(
-        chunks.map((chunk) =>
-          execute(request, bulkJobAggregate, { type: 'AttachBulkItems', data: { jobId, ...chunk } }, undefined, { until: 'committed' }),
-        ),
-      );
-      const submitted = {
-        jobId,
-        jobType: type,
-        totalItems: items.length,
-        chunkCount: chunks.length,
-        payloadBytes: Buffer.byteLength(json),
-      };
+      // In order on one partition, a few at a time: each chunk's text is made as it goes out, and no more of them are
+      // held (here, in the processor thread, in the producer) than CHUNKS_IN_FLIGHT.
+      const inFlight: Promise<unknown>[] = [];
+      let chunkCount = 0;
+      for (const chunk of chunksOf(items, limits.chunkBytes)) {
+        if (inFlight.length >= CHUNKS_IN_FLIGHT) await inFlight.shift();
+        const attaching = execute(request, bulkJobAggregate, { type: 'AttachBulkItems', data: { jobId, ...chunk } }, undefined, {
+          until: 'committed',
+        });
+        // Awaited in turn; one refused while an earlier one is awaited is not left unhandled meanwhile.
+        attaching.catch(() => undefined);
+        inFlight.push(attaching);
+        chunkCount++;
+      }
+      await Promise.all(inFlight);
+      // The job exists only once the last chunk is attached and it is submitted.
+      const submitted = { jobId, jobType: type, totalItems: items.length, chunkCount, payloadBytes: payloadTextBytes(payload) };
       await execute(request, bulkJobAggregate, { type: 'SubmitBulkJob', data: submitted }, idempotency);
       const row = await findJob(db, request.principal, jobId);
       if (!row) throw new NotFoundError(`bulk job ${jobId} not found`);
-      return { ...toJob(row), payload_json: json };
+      // The payload's text is written into the answer as it is sent: a stream, which the response schema above
+      // documents but fastify does not serialize (the job's fields are checked against it here).
+      const answer = jsonEndingWithText(bulkJob.parse(toJob(row)), 'payload_json', payloadTextPieces(payload));
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(answer);
     },
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BulkJobType } from '../../commands/bulk/bulk-job.ts';
-import { bulkItemsOf, chunksOf, payloadValue } from '../../http/bulk-payload.ts';
+import { bulkItemsOf, chunksOf, payloadTextBytes, payloadTextPieces, payloadValue } from '../../http/bulk-payload.ts';
 import { PayloadTooLargeError, ValidationError } from '../../ledger/errors.ts';
 
 const [a, b, c] = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', '33333333-3333-4333-8333-333333333333'];
@@ -99,16 +99,16 @@ describe('bulk payload shapes', () => {
 });
 
 describe('a payload given as JSON text', () => {
-  it('parses a string and keeps its text', () => {
+  it('parses a string', () => {
     const text = '[{"title":"A"},{"title":"B"}]';
-    expect(payloadValue(text)).toEqual({ value: [{ title: 'A' }, { title: 'B' }], json: text });
-    expect(bulkItemsOf('BULK_IMPORT', payloadValue(text).value, MAX)).toEqual([{ title: 'A' }, { title: 'B' }]);
-    expect(payloadValue(`{"ids":["${a}"]}`).value).toEqual({ ids: [a] });
+    expect(payloadValue(text)).toEqual([{ title: 'A' }, { title: 'B' }]);
+    expect(bulkItemsOf('BULK_IMPORT', payloadValue(text), MAX)).toEqual([{ title: 'A' }, { title: 'B' }]);
+    expect(payloadValue(`{"ids":["${a}"]}`)).toEqual({ ids: [a] });
   });
 
-  it('takes any other value as it is, with its JSON text', () => {
+  it('takes any other value as it is', () => {
     const value = { ids: [a], set: { title: 'A' } };
-    expect(payloadValue(value)).toEqual({ value, json: JSON.stringify(value) });
+    expect(payloadValue(value)).toBe(value);
   });
 
   it('refuses a string that is not JSON', () => {
@@ -116,17 +116,53 @@ describe('a payload given as JSON text', () => {
   });
 
   it('refuses JSON text whose value fits no shape', () => {
-    expect(() => bulkItemsOf('BULK_IMPORT', payloadValue('"[]"').value, MAX)).toThrow(ValidationError);
-    expect(() => bulkItemsOf('BULK_DELETE', payloadValue('12').value, MAX)).toThrow(ValidationError);
+    expect(() => bulkItemsOf('BULK_IMPORT', payloadValue('"[]"'), MAX)).toThrow(ValidationError);
+    expect(() => bulkItemsOf('BULK_DELETE', payloadValue('12'), MAX)).toThrow(ValidationError);
+  });
+});
+
+describe('the payload’s text (payload_json), piece by piece', () => {
+  const text = (payload: unknown) => [...payloadTextPieces(payload)].join('');
+  const wide = { title: 'ü😀'.repeat(3), n: 1.5, tags: ['a', 'b'], nested: { x: null } };
+
+  it.each([
+    ['an array of items', [{ title: 'A' }, wide, { title: 'B', sku: 'S-1' }]],
+    ['an array of ids', [a, a]],
+    ['the items wrapped', { items: [{ title: 'A' }, wide] }],
+    ['ids and a field set', { ids: [a], set: { title: 'A' } }],
+    ['an object with items beside another field', { items: [{ title: 'A' }], other: 1 }],
+    ['an empty array', []],
+  ])('is what JSON.stringify writes for %s, its bytes counted', (_, payload) => {
+    expect(text(payload)).toBe(JSON.stringify(payload));
+    expect(payloadTextBytes(payload)).toBe(Buffer.byteLength(JSON.stringify(payload)));
+  });
+
+  it('is a string payload as it came, in pieces that never part a surrogate pair', () => {
+    const long = `[${Array.from({ length: 40_000 }, (_, i) => `{"title":"${'😀'.repeat(i % 5)}x"}`).join(',')}]`;
+    const pieces = [...payloadTextPieces(long)];
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join('')).toBe(long);
+    for (const piece of pieces) expect(piece).toBe(Buffer.from(piece, 'utf8').toString('utf8'));
+    expect(payloadTextBytes(long)).toBe(Buffer.byteLength(long));
+  });
+
+  it('is made as it is taken: an array’s elements one at a time', () => {
+    const items = [{ title: 'A' }, { title: 'B' }];
+    const pieces = payloadTextPieces(items);
+    expect(pieces.next().value).toBe('[');
+    expect(pieces.next().value).toBe('{"title":"A"}');
+    items[1] = { title: 'changed after the first was taken' };
+    expect([...pieces].join('')).toBe(',{"title":"changed after the first was taken"}]');
   });
 });
 
 describe('chunks of items', () => {
+  const chunked = (items: unknown[], maxBytes: number) => [...chunksOf(items, maxBytes)];
   const items = Array.from({ length: 200 }, (_, i) => ({ title: `Product ${i}`, description: 'x'.repeat(i % 37), sku: `S-${i}` }));
   const bytes = (text: string) => Buffer.byteLength(text);
 
   it.each([64, 200, 1_000, 4_096, 1_000_000])('cuts the items in order, each chunk at most %i bytes', (maxBytes) => {
-    const chunks = chunksOf(items, maxBytes);
+    const chunks = chunked(items, maxBytes);
     expect(chunks.map((chunk) => chunk.chunk)).toEqual(chunks.map((_, i) => i));
     let next = 0;
     for (const chunk of chunks) {
@@ -145,7 +181,7 @@ describe('chunks of items', () => {
 
   it('fills chunks: two neighbours together would not fit', () => {
     const maxBytes = 500;
-    const chunks = chunksOf(items, maxBytes);
+    const chunks = chunked(items, maxBytes);
     expect(chunks.length).toBeGreaterThan(1);
     for (const [i, chunk] of chunks.slice(0, -1).entries()) {
       const nextItem = JSON.stringify(items[chunks[i + 1]?.firstIndex ?? 0]);
@@ -154,15 +190,15 @@ describe('chunks of items', () => {
   });
 
   it('counts the brackets and commas: two items of 13 bytes do not fit 28', () => {
-    const chunks = chunksOf([{ title: 'a' }, { title: 'b' }], 28);
+    const chunks = chunked([{ title: 'a' }, { title: 'b' }], 28);
     expect(chunks.map((c) => c.items)).toEqual(['[{"title":"a"}]', '[{"title":"b"}]']);
-    expect(chunksOf([{ title: 'a' }, { title: 'b' }], 29)).toHaveLength(1);
+    expect(chunked([{ title: 'a' }, { title: 'b' }], 29)).toHaveLength(1);
   });
 
   it('puts an item larger than the limit in a chunk alone', () => {
     const big = { title: 'Big', description: 'y'.repeat(300) };
     const mixed = [{ title: 'a' }, { title: 'b' }, big, { title: 'c' }];
-    const chunks = chunksOf(mixed, 100);
+    const chunks = chunked(mixed, 100);
     expect(chunks).toEqual([
       { chunk: 0, firstIndex: 0, itemCount: 2, items: JSON.stringify(mixed.slice(0, 2)) },
       { chunk: 1, firstIndex: 2, itemCount: 1, items: JSON.stringify([big]) },
@@ -173,11 +209,11 @@ describe('chunks of items', () => {
   it('counts bytes, not characters', () => {
     const wide = Array.from({ length: 10 }, () => ({ title: 'ü'.repeat(20) }));
     const maxBytes = 150;
-    for (const chunk of chunksOf(wide, maxBytes)) {
+    for (const chunk of chunked(wide, maxBytes)) {
       if (chunk.itemCount > 1) expect(bytes(chunk.items)).toBeLessThanOrEqual(maxBytes);
     }
-    expect(chunksOf(wide, maxBytes).length).toBeGreaterThan(
-      chunksOf(
+    expect(chunked(wide, maxBytes).length).toBeGreaterThan(
+      chunked(
         wide.map(() => ({ title: 'u'.repeat(20) })),
         maxBytes,
       ).length,
@@ -185,7 +221,7 @@ describe('chunks of items', () => {
   });
 
   it('makes one chunk of items that fit, and none of no item', () => {
-    expect(chunksOf([{ title: 'a' }], 1_000)).toEqual([{ chunk: 0, firstIndex: 0, itemCount: 1, items: '[{"title":"a"}]' }]);
-    expect(chunksOf([], 1_000)).toEqual([]);
+    expect(chunked([{ title: 'a' }], 1_000)).toEqual([{ chunk: 0, firstIndex: 0, itemCount: 1, items: '[{"title":"a"}]' }]);
+    expect(chunked([], 1_000)).toEqual([]);
   });
 });

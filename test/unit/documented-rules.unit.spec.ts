@@ -101,7 +101,7 @@ describe('the rules the document states, against the rules the service enforces'
     for (const body of bodies) {
       expect([body, documented(body)]).toEqual([body, true]);
       const { job_type: type, payload } = submittedBody.parse(body);
-      const items = bulkItemsOf(type, payloadValue(payload).value, 100);
+      const items = bulkItemsOf(type, payloadValue(payload), 100);
       expect(items.map((item, index) => planItem(type, id, index, item).kind)).toEqual(items.map(() => 'command'));
     }
   });
@@ -126,7 +126,7 @@ const serviceRefuses = (body: unknown): boolean => {
   const parsed = submittedBody.safeParse(body);
   if (!parsed.success) return true;
   try {
-    bulkItemsOf(parsed.data.job_type, payloadValue(parsed.data.payload).value, 100);
+    bulkItemsOf(parsed.data.job_type, payloadValue(parsed.data.payload), 100);
     return false;
   } catch {
     return true;

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LAUNCH_ENV, LAUNCH_V8_FLAGS, v8Major } from '../../ledger/heap-growth.ts';
+import { LAUNCH_ENV, LAUNCH_V8_FLAGS, PROCESSOR_SEMI_SPACE_MB, v8Major } from '../../ledger/heap-growth.ts';
 
 /**
  * In a process of its own (V8's flags are the process's): about 70 MB kept live while blocks that outlive the young
@@ -49,15 +49,33 @@ describe('the launch flags', () => {
     for (const assignment of assignments) expect(dockerfile.split('\n')).toContain(`ENV ${assignment}`);
   });
 
-  it('are taken by the node that runs them, and bound the young generation (V8 gave it 128 MB here unbounded)', () => {
-    const young =
-      `const v8 = require('node:v8'); const keep = []; for (let i = 0; i < 3_000_000; i++) keep.push({ i, s: 'x' + i }); ` +
-      `console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)`;
-    const run = spawnSync(process.execPath, [...LAUNCH_V8_FLAGS, '-e', young], { encoding: 'utf8' });
+  it('are taken by the node that runs them: the main thread’s young generation at 16 MB semi-spaces, the processor thread’s at 32 (V8 gave each 128 MB here unbounded)', () => {
+    // Each isolate fills its young generation with survivors, then says how large its new space grew: the main one,
+    // then a thread started after sizeProcessorYoungGeneration, then the main one again.
+    const probe = `
+      import { getHeapSpaceStatistics } from 'node:v8';
+      import { Worker } from 'node:worker_threads';
+      import { sizeProcessorYoungGeneration } from ${JSON.stringify(new URL('../../ledger/heap-growth.ts', import.meta.url).href)};
+      const fill = \`const keep = []; for (let i = 0; i < 3_000_000; i++) keep.push({ i, s: 'x' + i });\`;
+      const newSpace = \`process.getBuiltinModule('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size\`;
+      eval(fill);
+      const main = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+      sizeProcessorYoungGeneration();
+      const worker = new Worker(\`\${fill} process.getBuiltinModule('node:worker_threads').parentPort.postMessage(\${newSpace})\`, { eval: true });
+      const thread = await new Promise((resolve) => worker.once('message', resolve));
+      await worker.terminate();
+      const keep = []; for (let i = 0; i < 3_000_000; i++) keep.push({ i });
+      const mainAfter = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+      console.log(JSON.stringify({ main, thread, mainAfter }));`;
+    const run = spawnSync(process.execPath, [...LAUNCH_V8_FLAGS, '--input-type=module', '-e', probe], { encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    // Two semi-spaces of at most 32 MB each.
-    expect(Number(run.stdout)).toBeLessThanOrEqual(2 * 32 * 1024 * 1024);
+    const { main, thread, mainAfter } = JSON.parse(run.stdout) as Record<string, number>;
+    const MB = 1024 * 1024;
+    expect(main).toBeLessThanOrEqual(2 * 16 * MB);
+    expect(mainAfter).toBeLessThanOrEqual(2 * 16 * MB);
+    expect(thread).toBeGreaterThan(2 * 16 * MB);
+    expect(thread).toBeLessThanOrEqual(2 * PROCESSOR_SEMI_SPACE_MB * MB);
   }, 30_000);
 
   it('give freed buffers back to the system (glibc): 80 MB freed after an 8 MB block had been, among blocks still held', () => {
