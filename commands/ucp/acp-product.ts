@@ -18,13 +18,22 @@ import {
  */
 type AcpObject = Record<string, unknown>;
 
+/** Digits by currency code, as ICU gave them: a formatter costs tens of microseconds to make, and a feed prices every variant. */
+const knownDigits = new Map<string, number>();
+
 /** The currency's ISO 4217 minor-unit digits (ICU's table), 2 for a code ICU does not know. */
 export const fractionDigits = (currency: string): number => {
+  const known = knownDigits.get(currency);
+  if (known !== undefined) return known;
+  let digits = 2;
   try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+    digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   } catch {
-    return 2;
+    // not a currency ICU knows: 2
   }
+  // Only well-formed codes are kept, so a stream of odd strings cannot grow the map.
+  if (/^[A-Z]{3}$/.test(currency)) knownDigits.set(currency, digits);
+  return digits;
 };
 
 /**

@@ -374,6 +374,10 @@ describe('ACP products.jsonl', () => {
     expect(minorUnits('249.90', 'EUR')).toBe(24990);
     expect(minorUnits('1500.00', 'JPY')).toBe(1500);
     expect(minorUnits('1.234', 'KWD')).toBe(1234);
+    // Asked again (the digits are kept per code), and for codes ICU does not know: 2 digits.
+    expect(minorUnits('1500.00', 'JPY')).toBe(1500);
+    expect(minorUnits('1.234', 'KWD')).toBe(1234);
+    for (const code of ['XQQ', 'XQQ', 'not-a-code']) expect(minorUnits('1.50', code)).toBe(150);
     expect(minorUnits('19.995', 'USD')).toBe(2000);
     expect(minorUnits('19.994999', 'USD')).toBe(1999);
     expect(minorUnits('999999999999.999999', 'EUR')).toBe(100000000000000);
