@@ -48,8 +48,12 @@ export type PlatformOrder = {
 
 export type Parsed = { ok: true; order: PlatformOrder } | { ok: false; reason: string };
 
-/** ISO 4217 as the runtime's ICU knows it (Node 20): a well-formed but unknown code is refused like a malformed one. */
-const ISO_4217 = new Set(Intl.supportedValuesOf('currency'));
+/**
+ * ISO 4217 as the runtime's ICU knows it: a well-formed but unknown code is refused like a malformed one. Read at the
+ * first order mapped, not at start: ICU's currency data is 5 MB of the binary's pages a process without orders never maps.
+ */
+let iso4217: Set<string> | undefined;
+const isIso4217 = (code: string) => (iso4217 ??= new Set(Intl.supportedValuesOf('currency'))).has(code);
 
 type Obj = Record<string, unknown>;
 const isObject = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -140,7 +144,7 @@ export function parsePlatformOrder(payload: string, externalId: string | null): 
     let currency = 'USD';
     if (data.currency !== undefined && data.currency !== null) {
       const code = typeof data.currency === 'string' ? data.currency.trim().toUpperCase() : '';
-      if (!/^[A-Z]{3}$/.test(code) || !ISO_4217.has(code))
+      if (!/^[A-Z]{3}$/.test(code) || !isIso4217(code))
         throw new Unmappable(`data.currency ${JSON.stringify(data.currency)} is not an ISO 4217 currency code`);
       currency = code;
     }
