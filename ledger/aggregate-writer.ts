@@ -8,7 +8,8 @@ import { isReplay, rememberRequest } from './idempotency.ts';
 import type { Logger } from './logger.ts';
 import type { ProcessorMetrics } from './processor-metrics.ts';
 import type { Command, Event, EventEnvelope } from './message.ts';
-import { MemorySnapshots, type KeptRecord, type SnapshotKeeper, type StateStore } from './snapshot-store.ts';
+import { MemorySnapshots, type KeptRecord, type SnapshotKeeper } from './snapshot-keeper.ts';
+import type { StateStore } from './snapshot-store.ts';
 import { readSnapshots, type Barrier, type Owner, type Snapshot } from './state-store.ts';
 import { namespaced } from './topics.ts';
 

@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer';
 import type { ExportNotice } from './export-notice.ts';
 import { backoffDelayMs, messageOf, pause, type Backoff, type NoticeOutcome } from './notice-delivery.ts';
 
@@ -73,6 +72,8 @@ type SmtpError = Error & { responseCode?: number; permanent?: boolean };
 export async function sendEmailNotice(email: EmailNotice): Promise<NoticeOutcome> {
   if (!email.smtpUrl) return { delivered: false, attempts: 0, skipped: true, error: 'SMTP_URL is not set: email notices are skipped' };
   const timeoutMs = email.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // Loaded at the first email (about 5 MB of heap in every process that sends none).
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     url: email.smtpUrl,
     connectionTimeout: timeoutMs,

@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
 import { isPrivateAddress, publicOnlyLookup } from './public-address.ts';
 import { backoffDelayMs, defaultBackoff, messageOf, pause, type Backoff, type NoticeOutcome } from './notice-delivery.ts';
 import { webhookNoticeHeaders, type NoticeSecrets } from './webhook-signature.ts';
@@ -66,10 +65,17 @@ const retryable = (status: number) => status === 429 || status >= 500;
 
 type Attempt = { delivered: true; status: number } | { delivered: false; status?: number; error: string; retry: boolean; waitMs?: number };
 
-/** Connects only to public addresses, checked at the connection's own name resolution. */
-const publicOnly = new Agent({ connect: { lookup: publicOnlyLookup } });
-const publicFetch = ((input: string, init: RequestInit) =>
-  undiciFetch(input, { ...(init as object), dispatcher: publicOnly })) as unknown as typeof fetch;
+/**
+ * Connects only to public addresses, checked at the connection's own name resolution. undici is loaded at the first
+ * notice (about 5 MB of heap in every process that sends none).
+ */
+let publicFetching: Promise<typeof fetch> | undefined;
+const publicFetch = (): Promise<typeof fetch> =>
+  (publicFetching ??= import('undici').then(({ Agent, fetch: undiciFetch }) => {
+    const publicOnly = new Agent({ connect: { lookup: publicOnlyLookup } });
+    return ((input: string, init: RequestInit) =>
+      undiciFetch(input, { ...(init as object), dispatcher: publicOnly })) as unknown as typeof fetch;
+  }));
 
 /** Why the URL's host is refused before any connection (an address literal in a private range), or undefined. */
 function privateHostProblem(url: string): string | undefined {
@@ -122,7 +128,7 @@ export async function sendWebhookNotice(notice: WebhookNotice): Promise<NoticeOu
   if (problem) return { delivered: false, attempts: 0, error: `refused ${JSON.stringify(notice.url)}: ${problem}` };
   const attempts = Math.max(1, notice.attempts ?? DEFAULT_ATTEMPTS);
   const backoff = notice.backoff ?? defaultBackoff;
-  const fetchImpl = notice.fetchImpl ?? (notice.allowPrivateNetworks ? fetch : publicFetch);
+  const fetchImpl = notice.fetchImpl ?? (notice.allowPrivateNetworks ? fetch : await publicFetch());
   let made = 0;
   for (;;) {
     if (notice.signal?.aborted) return { delivered: false, attempts: made, error: 'aborted' };

@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import {
   ProviderError,
   REFERENCE_SLUG,
@@ -39,7 +39,10 @@ export class UnifiedClient implements ConnectionProvider {
   private readonly prefix: string;
   private readonly token: string;
   private readonly timeoutMs: number;
-  private readonly agent: Agent;
+  private readonly connections: number;
+  /** undici and the pool, made at the first call (about 5 MB of heap in every process that never calls the provider). */
+  private pool: Promise<{ agent: Agent; request: (typeof import('undici'))['request'] }> | undefined;
+  private closed = false;
 
   constructor({ baseUrl, token, timeoutMs, connections = 64 }: UnifiedClientOptions) {
     const url = new URL(baseUrl);
@@ -47,14 +50,23 @@ export class UnifiedClient implements ConnectionProvider {
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.token = token;
     this.timeoutMs = timeoutMs;
-    this.agent = new Agent({
-      connections,
-      keepAliveTimeout: 10_000,
-      keepAliveMaxTimeout: 60_000,
-      connect: { timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
+    this.connections = connections;
+  }
+
+  private pooled() {
+    if (this.closed) return Promise.reject(new Error('the provider client is closed'));
+    this.pool ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({
+        connections: this.connections,
+        keepAliveTimeout: 10_000,
+        keepAliveMaxTimeout: 60_000,
+        connect: { timeout: this.timeoutMs },
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+      }),
+    }));
+    return this.pool;
   }
 
   authUrl(req: AuthUrlRequest): string {
@@ -160,7 +172,9 @@ export class UnifiedClient implements ConnectionProvider {
 
   /** Closes the pooled sockets once the calls under way have their answers. */
   async close(): Promise<void> {
-    await this.agent.close();
+    this.closed = true;
+    const pool = await this.pool;
+    await pool?.agent.close();
   }
 
   private async call(
@@ -173,11 +187,12 @@ export class UnifiedClient implements ConnectionProvider {
     const signal = AbortSignal.timeout(this.timeoutMs);
     let response: Dispatcher.ResponseData;
     try {
+      const { agent, request } = await this.pooled();
       response = await request(`${this.origin}${this.prefix}${path}`, {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        dispatcher: this.agent,
+        dispatcher: agent,
         signal,
       });
     } catch (error) {

@@ -1,15 +1,5 @@
 import { Readable, Transform } from 'node:stream';
-import {
-  CreateBucketCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { assertValidKey, attachmentDisposition } from './object-key.ts';
 import type { DownloadOptions, ObjectStore, PutOptions } from './object-store.ts';
 
@@ -45,6 +35,23 @@ const PART_BYTES = 5 * 1024 * 1024;
 const MAX_EXPIRY_SECONDS = 7 * 24 * 60 * 60;
 
 /**
+ * The AWS SDK, loaded at the store's first request: about 5 MB of heap in every process that never exports (a bulk
+ * import's, a replay's) and start-up time, for a service whose S3 is used only by exports and their links.
+ */
+type Sdk = {
+  s3: typeof import('@aws-sdk/client-s3');
+  Upload: (typeof import('@aws-sdk/lib-storage'))['Upload'];
+  getSignedUrl: (typeof import('@aws-sdk/s3-request-presigner'))['getSignedUrl'];
+};
+let sdkLoading: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> =>
+  (sdkLoading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage'), import('@aws-sdk/s3-request-presigner')]).then(
+    ([s3, { Upload }, { getSignedUrl }]) => ({ s3, Upload, getSignedUrl }),
+  ));
+
+type Clients = { sdk: Sdk; client: S3Client; signer: S3Client };
+
+/**
  * Objects in one bucket of an S3-compatible service, created on first use when missing. A put is atomic by S3's own
  * rule: an object (single or multipart) becomes visible whole when its upload completes. Download links are presigned
  * GETs (SigV4 query authentication), so the service never serves the bytes itself.
@@ -52,21 +59,27 @@ const MAX_EXPIRY_SECONDS = 7 * 24 * 60 * 60;
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
   readonly bucket: string;
-  private readonly client: S3Client;
-  /** Signs links only (no requests): for the public endpoint when there is one, since SigV4 signs the host. */
-  private readonly signer: S3Client;
+  private readonly options: S3StoreOptions;
   private readonly timeouts: S3Timeouts;
+  /** `signer` signs links only (no requests): for the public endpoint when there is one, since SigV4 signs the host. */
+  private clients: Promise<Clients> | undefined;
+  private closed = false;
   private bucketReady: Promise<void> | undefined;
 
   constructor(options: S3StoreOptions) {
     this.bucket = options.bucket;
+    this.options = options;
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    const { accessKeyId, secretAccessKey } = options;
-    const clientAt = (endpoint: string | undefined) =>
-      new S3Client({
-        region: options.region,
-        endpoint,
-        forcePathStyle: options.forcePathStyle,
+  }
+
+  private sdk(): Promise<Clients> {
+    if (this.closed) return Promise.reject(new Error('the object store is closed'));
+    this.clients ??= loadSdk().then((sdk) => {
+      const { accessKeyId, secretAccessKey, region, forcePathStyle, endpoint, publicEndpoint } = this.options;
+      const config = (at: string | undefined): S3ClientConfig => ({
+        region,
+        endpoint: at,
+        forcePathStyle,
         credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
         maxAttempts: this.timeouts.maxAttempts,
         requestHandler: { connectionTimeout: this.timeouts.connectMs, requestTimeout: this.timeouts.requestMs },
@@ -74,8 +87,10 @@ export class S3ObjectStore implements ObjectStore {
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
       });
-    this.client = clientAt(options.endpoint);
-    this.signer = options.publicEndpoint ? clientAt(options.publicEndpoint) : this.client;
+      const client = new sdk.s3.S3Client(config(endpoint));
+      return { sdk, client, signer: publicEndpoint ? new sdk.s3.S3Client(config(publicEndpoint)) : client };
+    });
+    return this.clients;
   }
 
   /** Once per store; a failure is not remembered, so the next call tries again (the service may be back). */
@@ -88,23 +103,26 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private async createBucketIfMissing(): Promise<void> {
+    const { sdk, client } = await this.sdk();
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.bucket }));
       return;
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      if (!isNotFound(sdk, error)) throw error;
     }
     try {
-      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      await client.send(new sdk.s3.CreateBucketCommand({ Bucket: this.bucket }));
     } catch (error) {
       // Another process (or another store in this one) created it between our HEAD and our CREATE.
-      if (!(error instanceof S3ServiceException && ['BucketAlreadyOwnedByYou', 'BucketAlreadyExists'].includes(error.name))) throw error;
+      const taken = error instanceof sdk.s3.S3ServiceException && ['BucketAlreadyOwnedByYou', 'BucketAlreadyExists'].includes(error.name);
+      if (!taken) throw error;
     }
   }
 
   async put(key: string, body: Readable | Buffer | string, options: PutOptions = {}): Promise<{ bytes: number }> {
     assertValidKey(key);
     await this.ensureBucket();
+    const { sdk, client } = await this.sdk();
     let bytes = 0;
     let counted: Buffer | Readable;
     if (typeof body === 'string' || Buffer.isBuffer(body)) {
@@ -121,8 +139,8 @@ export class S3ObjectStore implements ObjectStore {
       body.once('error', (error) => counter.destroy(error));
       counted = body.pipe(counter);
     }
-    const upload = new Upload({
-      client: this.client,
+    const upload = new sdk.Upload({
+      client,
       partSize: PART_BYTES,
       queueSize: 2,
       leavePartsOnError: false,
@@ -142,11 +160,12 @@ export class S3ObjectStore implements ObjectStore {
   async get(key: string): Promise<Readable | null> {
     assertValidKey(key);
     await this.ensureBucket();
+    const { sdk, client } = await this.sdk();
     try {
-      const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const { Body } = await client.send(new sdk.s3.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return Body instanceof Readable ? Body : Readable.from([]);
     } catch (error) {
-      if (isNotFound(error)) return null;
+      if (isNotFound(sdk, error)) return null;
       throw error;
     }
   }
@@ -154,11 +173,12 @@ export class S3ObjectStore implements ObjectStore {
   async exists(key: string): Promise<boolean> {
     assertValidKey(key);
     await this.ensureBucket();
+    const { sdk, client } = await this.sdk();
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      await client.send(new sdk.s3.HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return true;
     } catch (error) {
-      if (isNotFound(error)) return false;
+      if (isNotFound(sdk, error)) return false;
       throw error;
     }
   }
@@ -166,40 +186,45 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     assertValidKey(key);
     await this.ensureBucket();
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    const { sdk, client } = await this.sdk();
+    await client.send(new sdk.s3.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
   async downloadUrl(key: string, { expiresInSeconds, filename }: DownloadOptions): Promise<string> {
     assertValidKey(key);
-    const command = new GetObjectCommand({
+    const { sdk, signer } = await this.sdk();
+    const command = new sdk.s3.GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
       ...(filename !== undefined ? { ResponseContentDisposition: attachmentDisposition(filename) } : {}),
     });
     const expiresIn = Math.min(MAX_EXPIRY_SECONDS, Math.max(1, Math.ceil(expiresInSeconds)));
-    return getSignedUrl(this.signer, command, { expiresIn });
+    return sdk.getSignedUrl(signer, command, { expiresIn });
   }
 
   async probe(): Promise<boolean> {
+    const { sdk, client } = await this.sdk();
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), {
+      await client.send(new sdk.s3.HeadBucketCommand({ Bucket: this.bucket }), {
         abortSignal: AbortSignal.timeout(this.timeouts.probeMs),
       });
       return true;
     } catch (error) {
       // Reachable and answering; the bucket is created on the first write.
-      return isNotFound(error);
+      return isNotFound(sdk, error);
     }
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
-    if (this.signer !== this.client) this.signer.destroy();
+    this.closed = true;
+    const clients = await this.clients?.catch(() => undefined);
+    clients?.client.destroy();
+    if (clients && clients.signer !== clients.client) clients.signer.destroy();
   }
 }
 
 /** HEAD answers a bare 404 (`NotFound`); GET names it (`NoSuchKey`, `NoSuchBucket`). */
-function isNotFound(error: unknown): boolean {
-  if (!(error instanceof S3ServiceException)) return false;
+function isNotFound(sdk: Sdk, error: unknown): boolean {
+  if (!(error instanceof sdk.s3.S3ServiceException)) return false;
   return error.$metadata.httpStatusCode === 404 || ['NotFound', 'NoSuchKey', 'NoSuchBucket'].includes(error.name);
 }

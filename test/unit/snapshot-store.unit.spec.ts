@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dictionarySample, MemorySnapshots, StateStore, type KeptRecord } from '../../ledger/snapshot-store.ts';
+import { MemorySnapshots, type KeptRecord } from '../../ledger/snapshot-keeper.ts';
+import { dictionarySample, StateStore } from '../../ledger/snapshot-store.ts';
 import type { Snapshot } from '../../ledger/state-store.ts';
 
 type Counter = { count: number };
