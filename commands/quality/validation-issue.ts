@@ -1,3 +1,4 @@
+import { RecentlyUsed } from '../../ledger/recently-used.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import type { Event } from '../../ledger/message.ts';
 
@@ -6,7 +7,18 @@ import type { Event } from '../../ledger/message.ts';
  * whichever aggregate raises them: UUIDv5 of the tenant and org's namespace, the issue type and its subject.
  */
 const QUALITY_NAMESPACE = 'c4a1e6f2-7b0d-4d1e-8f3a-5e2b9c7d1a44';
-export const qualityNamespaceOf = (tenantId: string, orgId: string): string => uuidv5(`${tenantId}/${orgId}`, QUALITY_NAMESPACE);
+// Kept per owner: each product write asked for it twice (its quality and its SKU's usage), a fifth of the processor
+// thread's hashing in a bulk import.
+const namespaces = new RecentlyUsed<string>(1_000);
+export const qualityNamespaceOf = (tenantId: string, orgId: string): string => {
+  const owner = `${tenantId}/${orgId}`;
+  let namespace = namespaces.get(owner);
+  if (namespace === undefined) {
+    namespace = uuidv5(owner, QUALITY_NAMESPACE);
+    namespaces.set(owner, namespace);
+  }
+  return namespace;
+};
 export const issueIdOf = (namespace: string, issueType: IssueType, subject: string): string => uuidv5(`${issueType}/${subject}`, namespace);
 
 export type IssueType = 'MISSING_DESCRIPTION' | 'DUPLICATE_SKU' | 'INVALID_BARCODE' | 'LOW_QUALITY_SCORE';
