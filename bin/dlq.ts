@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { inboundDeadLetterAggregate, type RedriveInboundEvent } from '../commands/integrations/inbound-dead-letter.ts';
 import { itemPushAggregate, type RedriveItemPush } from '../commands/integrations/item-push.ts';
 import { loadConfig } from '../config.ts';
-import { kafkaBrokers } from '../ledger/config.ts';
+import { kafkaBrokers } from '../ledger/config-derived.ts';
 import { createKnex } from '../ledger/database.ts';
 import { createKafka, keyedProducer, type TopicRecords } from '../ledger/kafka.ts';
 import { createLogger } from '../ledger/logger.ts';

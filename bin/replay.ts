@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../config.ts';
-import { kafkaBrokers } from '../ledger/config.ts';
+import { kafkaBrokers } from '../ledger/config-derived.ts';
 import { createKnex, createPool } from '../ledger/database.ts';
 import { EventCodec } from '../ledger/event-codec.ts';
 import { createKafka } from '../ledger/kafka.ts';

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { MAX_PARTITIONS } from './group-commit.ts';
 import { redactUrl, StartupError } from './startup-error.ts';
@@ -179,9 +178,3 @@ export const ledgerSettings = defineSettings({
 });
 
 export type LedgerConfig = z.infer<z.ZodObject<typeof ledgerSettings.shape>>;
-
-/** This instance's id among the service's: INSTANCE_ID, else `<hostname>-<PORT>` (unique on a host: ports are). */
-export const instanceId = (config: Pick<LedgerConfig, 'INSTANCE_ID' | 'PORT'>): string =>
-  config.INSTANCE_ID ?? `${hostname()}-${config.PORT}`;
-
-export const kafkaBrokers = (config: Pick<LedgerConfig, 'KAFKA_BROKERS'>): string[] => config.KAFKA_BROKERS.split(',').map((b) => b.trim());

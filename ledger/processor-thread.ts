@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Registry } from 'prom-client';
 import type { SomeAggregate } from './aggregate.ts';
-import { instanceId, kafkaBrokers, type LedgerConfig } from './config.ts';
+import type { LedgerConfig } from './config.ts';
+import { instanceId, kafkaBrokers } from './config-derived.ts';
 import { EventCodec } from './event-codec.ts';
 import type { EventRoute } from './event-router.ts';
 import { createKafka } from './kafka.ts';

@@ -1,6 +1,6 @@
 import { ConsumerLagReader } from './consumer-lag.ts';
 import { createKafka } from './kafka.ts';
-import { kafkaBrokers } from './config.ts';
+import { kafkaBrokers } from './config-derived.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { RunnerOf, RunningParts, RuntimeContext } from './runtime-parts.ts';
 import type { Supervisor } from './supervisor.ts';

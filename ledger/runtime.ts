@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { topicsOf, type SomeAggregate } from './aggregate.ts';
 import type { CommandBus } from './command-bus.ts';
-import { instanceId, kafkaBrokers, type LedgerConfig } from './config.ts';
+import type { LedgerConfig } from './config.ts';
+import { instanceId, kafkaBrokers } from './config-derived.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, createPool, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';

@@ -1,6 +1,6 @@
 import type { Snapshot } from './state-store.ts';
 
-// Apart from the LMDB store (snapshot-store.ts): the main thread decides in memory and never loads lmdb.
+// Apart from the LMDB store (snapshot-store.ts), which only the processor thread opens: the main thread never loads lmdb.
 
 /** A changelog record as kept: the aggregate's id, its JSON value (null: a tombstone) and, when at hand, the parsed snapshot. */
 export type KeptRecord<S> = [aggregateId: string, value: Buffer | null, snapshot?: Snapshot<S>];

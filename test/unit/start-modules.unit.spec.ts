@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -16,30 +17,45 @@ process.on('exit', () => {
 });
 `;
 
-/** The packages the main thread loads with the service's modules (bin/server.ts imported, not run). */
-function packagesAtStart(): string[] {
+/** The packages node loads with these modules (imported, not run as a program). */
+function packagesLoadedBy(modules: string[]): string[] {
+  const imports = modules.map((file) => `await import(${JSON.stringify(pathToFileURL(join(ROOT, file)).href)});`).join('\n');
   const run = spawnSync(
     process.execPath,
-    [
-      '--import',
-      `data:text/javascript,${encodeURIComponent(RECORDER)}`,
-      '--input-type=module',
-      '-e',
-      `await import(${JSON.stringify(pathToFileURL(join(ROOT, 'bin', 'server.ts')).href)});`,
-    ],
+    ['--import', `data:text/javascript,${encodeURIComponent(RECORDER)}`, '--input-type=module', '-e', imports],
     { cwd: ROOT, encoding: 'utf8' },
   );
   expect(run.status, run.stderr).toBe(0);
   return JSON.parse(run.stdout) as string[];
 }
 
+/**
+ * What the processor thread loads before it runs: its module's imports (the module itself would start the thread) and
+ * the composition root's modules it imports by name.
+ */
+function processorThreadModules(): string[] {
+  const source = readFileSync(join(ROOT, 'ledger', 'processor-thread.ts'), 'utf8');
+  const valueImports = [...source.matchAll(/^import (?!type )[^;]*? from '(\.\/[^']+)';$/gm)].map((m) => join('ledger', m[1] as string));
+  return [...valueImports, join('bin', 'processor-modules.ts')];
+}
+
 describe("the main thread's modules at start", () => {
   // Each is several MB of heap for the whole life of a process that may never use it (a bulk import's peak, issue 29).
   it('leaves the libraries of the features used now and then to their first use, and lmdb to the processor thread', () => {
-    const loaded = packagesAtStart();
+    const loaded = packagesLoadedBy([join('bin', 'server.ts')]);
     expect(loaded).toEqual(expect.arrayContaining(['fastify', '@platformatic/kafka', 'pg', 'zod']));
     for (const deferred of ['@aws-sdk/client-s3', '@aws-sdk/lib-storage', 'nodemailer', 'undici', 'lmdb']) {
       expect(loaded, `${deferred} is loaded at start`).not.toContain(deferred);
+    }
+  });
+
+  it('leaves zod to the main thread: the processor thread gets its settings parsed', () => {
+    const modules = processorThreadModules();
+    expect(modules).toEqual(expect.arrayContaining([join('ledger', 'config-derived.ts'), join('ledger', 'snapshot-store.ts')]));
+    const loaded = packagesLoadedBy(modules);
+    expect(loaded).toEqual(expect.arrayContaining(['@platformatic/kafka', 'lmdb', 'avsc']));
+    for (const deferred of ['zod', '@aws-sdk/client-s3', 'nodemailer', 'undici', 'fastify']) {
+      expect(loaded, `${deferred} is loaded by the processor thread`).not.toContain(deferred);
     }
   });
 });
