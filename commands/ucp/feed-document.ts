@@ -9,9 +9,9 @@ import { jsonLdItem } from './json-ld-item.ts';
  * `ItemList` (json-ld-item.ts), and the Agentic Commerce Protocol's products.jsonl, a `Product` per line (acp-product.ts).
  * Pure: the same products and settings give the same bytes, so the same content hash and the same keys.
  */
-export type BuiltFeed = {
-  jsonLd: Buffer;
-  jsonl: Buffer;
+
+/** What a built feed is known by: the feed aggregate's content hash, the files' own hashes (their keys) and counts. */
+export type FeedDigest = {
   jsonLdHash: string;
   jsonlHash: string;
   /** Over both files: what the feed aggregate compares. */
@@ -21,24 +21,30 @@ export type BuiltFeed = {
   itemCount: number;
 };
 
+export type BuiltFeed = FeedDigest & { jsonLd: Buffer; jsonl: Buffer };
+
+/** Where the files' bytes go as they are made, in order. */
+export type FeedSink = { jsonLd(bytes: Buffer): void; jsonl(bytes: Buffer): void };
+
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
 /**
- * Both files, fed products in a stable order (the reader's: by id). The bytes are held until `finish`, because the
- * keys are the contents' hashes and must be known before anything is written.
+ * Both files, fed products in a stable order (the reader's: by id), their bytes handed to the sink as they are made
+ * and hashed on the way: the keys are the contents' hashes, known at `finish`, and nothing of the files is held here
+ * (the feed worker compresses them as they come; a catalog's uncompressed files were held whole before).
  */
-export class FeedBuilder {
-  private readonly jsonLd: Buffer[] = [];
-  private readonly jsonl: Buffer[] = [];
+export class FeedWriter {
   private readonly jsonLdHash = createHash('sha256');
   private readonly jsonlHash = createHash('sha256');
   private productCount = 0;
   private itemCount = 0;
 
   private readonly settings: CatalogFeedSettings | null;
+  private readonly sink: FeedSink;
 
-  constructor(settings: CatalogFeedSettings | null) {
+  constructor(settings: CatalogFeedSettings | null, sink: FeedSink) {
     this.settings = settings;
+    this.sink = sink;
 
     const head = { '@context': 'https://schema.org', '@type': 'ItemList', itemListOrder: 'https://schema.org/ItemListUnordered' };
     this.writeJsonLd(`${JSON.stringify(head).slice(0, -1)},"itemListElement":[`);
@@ -52,18 +58,16 @@ export class FeedBuilder {
     const line = acpProduct(product, this.settings);
     if (!line) return;
     const bytes = Buffer.from(`${JSON.stringify(line)}\n`, 'utf8');
-    this.jsonl.push(bytes);
     this.jsonlHash.update(bytes);
+    this.sink.jsonl(bytes);
     this.itemCount += offeredVariants(product).length;
   }
 
-  finish(): BuiltFeed {
+  finish(): FeedDigest {
     this.writeJsonLd(`],"numberOfItems":${this.productCount}}`);
     const jsonLdHash = this.jsonLdHash.digest('hex');
     const jsonlHash = this.jsonlHash.digest('hex');
     return {
-      jsonLd: Buffer.concat(this.jsonLd),
-      jsonl: Buffer.concat(this.jsonl),
       jsonLdHash,
       jsonlHash,
       contentHash: sha256(`${jsonLdHash}\n${jsonlHash}`),
@@ -74,13 +78,22 @@ export class FeedBuilder {
 
   private writeJsonLd(text: string): void {
     const bytes = Buffer.from(text, 'utf8');
-    this.jsonLd.push(bytes);
     this.jsonLdHash.update(bytes);
+    this.sink.jsonLd(bytes);
   }
 }
 
+/** Both files whole, in memory: for a handful of products (tests, a preview), never a catalog's worth. */
+export function buildFeed(products: Iterable<FeedProduct>, settings: CatalogFeedSettings | null): BuiltFeed {
+  const jsonLd: Buffer[] = [];
+  const jsonl: Buffer[] = [];
+  const writer = new FeedWriter(settings, { jsonLd: (bytes) => jsonLd.push(bytes), jsonl: (bytes) => jsonl.push(bytes) });
+  for (const product of products) writer.add(product);
+  return { ...writer.finish(), jsonLd: Buffer.concat(jsonLd), jsonl: Buffer.concat(jsonl) };
+}
+
 /** The content-addressed keys of a built feed: a file under a key never changes, so it may be cached forever. */
-export const feedKeys = (tenantId: string, orgId: string, feed: Pick<BuiltFeed, 'jsonLdHash' | 'jsonlHash'>) => ({
+export const feedKeys = (tenantId: string, orgId: string, feed: Pick<FeedDigest, 'jsonLdHash' | 'jsonlHash'>) => ({
   jsonLdKey: `feeds/${tenantId}/${orgId}/${feed.jsonLdHash}.jsonld`,
   jsonlKey: `feeds/${tenantId}/${orgId}/${feed.jsonlHash}.jsonl`,
 });

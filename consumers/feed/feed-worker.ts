@@ -1,5 +1,3 @@
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import type { Knex } from 'knex';
 import { productAggregate } from '../../commands/catalog/product.ts';
 import { inventoryAggregate } from '../../commands/oms/inventory.ts';
@@ -21,7 +19,8 @@ import { feedSettingsOf, findCatalogFeed, replacedFiles } from '../../projection
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
 import { validationProjection } from '../../projections/validation/validation-projection.ts';
 import type { ObjectStore } from '../../adapters/storage/object-store.ts';
-import { feedKeys, FeedBuilder, type BuiltFeed } from '../../commands/ucp/feed-document.ts';
+import { feedKeys, FeedWriter, type FeedDigest } from '../../commands/ucp/feed-document.ts';
+import { CompressedFile } from './compressed-file.ts';
 import { feedProducts } from './feed-rows.ts';
 import { FeedSchedule, type ConsumedEnd } from './feed-schedule.ts';
 
@@ -69,7 +68,8 @@ const WATCHED: { topic: TopicSpec; types?: ReadonlySet<string>; projection: Proj
   { topic: catalogFeedAggregate.events, types: new Set(['CatalogFeedConfigured', 'CatalogFeedRequested']), projection: feedProjection },
 ];
 
-const gzip = promisify(gzipCallback);
+/** A built feed: its files gzip-compressed, as they are stored and served. */
+type CompressedFeed = FeedDigest & { jsonLdGzip: Buffer; jsonlGzip: Buffer };
 const keyOf = (tenantId: string, orgId: string) => `${tenantId}/${orgId}`;
 
 /**
@@ -189,20 +189,33 @@ class FeedWorker implements WorkerHooks {
     await this.commit();
   }
 
-  /** Every product of the tenant and org, from one snapshot of the read models. */
-  private read(scope: { tenantId: string; orgId: string }, settings: CatalogFeedSettings | null): Promise<BuiltFeed> {
+  /** Every product of the tenant and org, from one snapshot of the read models; the files compressed as they are made. */
+  private read(scope: { tenantId: string; orgId: string }, settings: CatalogFeedSettings | null): Promise<CompressedFeed> {
     return this.deps.db.transaction(
       async (trx: Knex.Transaction) => {
-        const builder = new FeedBuilder(settings);
-        for await (const product of feedProducts(trx, scope, this.options.pageSize)) builder.add(product);
-        return builder.finish();
+        const jsonLd = new CompressedFile();
+        const jsonl = new CompressedFile();
+        try {
+          const writer = new FeedWriter(settings, { jsonLd: (bytes) => jsonLd.write(bytes), jsonl: (bytes) => jsonl.write(bytes) });
+          for await (const product of feedProducts(trx, scope, this.options.pageSize)) {
+            writer.add(product);
+            await jsonLd.caughtUp();
+            await jsonl.caughtUp();
+          }
+          const digest = writer.finish();
+          return { ...digest, jsonLdGzip: await jsonLd.end(), jsonlGzip: await jsonl.end() };
+        } catch (error) {
+          jsonLd.discard();
+          jsonl.discard();
+          throw error;
+        }
       },
       { isolationLevel: 'repeatable read', readOnly: true },
     );
   }
 
   /** Files first, each complete under its own new key; only then the event that makes them the served ones. */
-  private async publish(scope: { tenantId: string; orgId: string }, feed: BuiltFeed): Promise<void> {
+  private async publish(scope: { tenantId: string; orgId: string }, feed: CompressedFeed): Promise<void> {
     const store = this.store as ObjectStore;
     const { jsonLdKey, jsonlKey } = feedKeys(scope.tenantId, scope.orgId, feed);
     // Stored gzip-compressed and served with Content-Encoding: gzip (HTTP clients inflate it as they read); the keys
@@ -212,8 +225,8 @@ class FeedWorker implements WorkerHooks {
       contentEncoding: 'gzip',
       cacheControl: 'public, max-age=31536000, immutable',
     });
-    if (!(await store.exists(jsonLdKey))) await store.put(jsonLdKey, await gzip(feed.jsonLd), options('application/ld+json'));
-    if (!(await store.exists(jsonlKey))) await store.put(jsonlKey, await gzip(feed.jsonl), options('application/jsonl'));
+    if (!(await store.exists(jsonLdKey))) await store.put(jsonLdKey, feed.jsonLdGzip, options('application/ld+json'));
+    if (!(await store.exists(jsonlKey))) await store.put(jsonlKey, feed.jsonlGzip, options('application/jsonl'));
     const data = {
       feedId: catalogFeedIdOf(scope.tenantId, scope.orgId),
       contentHash: feed.contentHash,

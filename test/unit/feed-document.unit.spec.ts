@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import { minorUnits } from '../../commands/ucp/acp-product.ts';
-import { FeedBuilder, feedKeys } from '../../commands/ucp/feed-document.ts';
+import { buildFeed, feedKeys } from '../../commands/ucp/feed-document.ts';
 import { gtinOf, isListed, productGtins, type FeedProduct, type FeedVariant } from '../../commands/ucp/feed-product.ts';
 import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import { feedSettings, SELLER_LINKS, SELLER_PAGES } from '../support/feed-settings.ts';
@@ -59,9 +59,7 @@ const twoVariants = (overrides: Partial<FeedProduct> = {}) =>
   });
 
 const built = (products: FeedProduct[], settings: CatalogFeedSettings | null = basic) => {
-  const builder = new FeedBuilder(settings);
-  for (const p of products) builder.add(p);
-  const feed = builder.finish();
+  const feed = buildFeed(products, settings);
   return {
     feed,
     jsonLd: JSON.parse(feed.jsonLd.toString('utf8')) as Record<string, any>,
