@@ -31,8 +31,9 @@ export async function* feedProducts(trx: Knex, scope: Scope, pageSize = 1_000): 
   const failing = await blockedProducts(trx, scope);
   let after: string | null = null;
   for (;;) {
+    // Only ACTIVE products can be listed (`isListed`): a catalog of drafts (an import not yet released) is read as empty.
     const query = trx(`${catalog}.products`)
-      .where({ tenant_id: scope.tenantId, org_id: scope.orgId })
+      .where({ tenant_id: scope.tenantId, org_id: scope.orgId, status: 'ACTIVE' })
       .orderBy('id')
       .limit(pageSize)
       .select('id', 'title', 'description', 'sku', 'brand', 'category', 'status');
