@@ -21,8 +21,6 @@ export type FeedDigest = {
   itemCount: number;
 };
 
-export type BuiltFeed = FeedDigest & { jsonLd: Buffer; jsonl: Buffer };
-
 /** Where the files' bytes go as they are made, in order. */
 export type FeedSink = { jsonLd(bytes: Buffer): void; jsonl(bytes: Buffer): void };
 
@@ -81,15 +79,6 @@ export class FeedWriter {
     this.jsonLdHash.update(bytes);
     this.sink.jsonLd(bytes);
   }
-}
-
-/** Both files whole, in memory: for a handful of products (tests, a preview), never a catalog's worth. */
-export function buildFeed(products: Iterable<FeedProduct>, settings: CatalogFeedSettings | null): BuiltFeed {
-  const jsonLd: Buffer[] = [];
-  const jsonl: Buffer[] = [];
-  const writer = new FeedWriter(settings, { jsonLd: (bytes) => jsonLd.push(bytes), jsonl: (bytes) => jsonl.push(bytes) });
-  for (const product of products) writer.add(product);
-  return { ...writer.finish(), jsonLd: Buffer.concat(jsonLd), jsonl: Buffer.concat(jsonl) };
 }
 
 /** The content-addressed keys of a built feed: a file under a key never changes, so it may be cached forever. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CatalogFeedSettings } from '../../commands/ucp/feed-settings.ts';
 import { minorUnits } from '../../commands/ucp/acp-product.ts';
-import { buildFeed, feedKeys } from '../../commands/ucp/feed-document.ts';
+import { FeedWriter, feedKeys } from '../../commands/ucp/feed-document.ts';
 import { gtinOf, isListed, productGtins, type FeedProduct, type FeedVariant } from '../../commands/ucp/feed-product.ts';
 import { acpProductProblems } from '../support/acp-feed-schema.ts';
 import { feedSettings, SELLER_LINKS, SELLER_PAGES } from '../support/feed-settings.ts';
@@ -58,8 +58,13 @@ const twoVariants = (overrides: Partial<FeedProduct> = {}) =>
     ...overrides,
   });
 
+/** Both files whole, as the writer hands them out (the feed worker compresses them as they come instead). */
 const built = (products: FeedProduct[], settings: CatalogFeedSettings | null = basic) => {
-  const feed = buildFeed(products, settings);
+  const jsonLd: Buffer[] = [];
+  const jsonl: Buffer[] = [];
+  const writer = new FeedWriter(settings, { jsonLd: (bytes) => jsonLd.push(bytes), jsonl: (bytes) => jsonl.push(bytes) });
+  for (const p of products) writer.add(p);
+  const feed = { ...writer.finish(), jsonLd: Buffer.concat(jsonLd), jsonl: Buffer.concat(jsonl) };
   return {
     feed,
     jsonLd: JSON.parse(feed.jsonLd.toString('utf8')) as Record<string, any>,
