@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySnapshots, type KeptRecord } from '../../ledger/snapshot-keeper.ts';
-import { dictionarySample, StateStore } from '../../ledger/snapshot-store.ts';
+import { dictionarySample, snapshotKey, StateStore } from '../../ledger/snapshot-store.ts';
 import type { Snapshot } from '../../ledger/state-store.ts';
 
 type Counter = { count: number };
@@ -119,7 +119,7 @@ describe('the LMDB state store', () => {
     await first.close();
     stores.splice(0);
     const raw = values.reduce((sum, value) => sum + value.length, 0);
-    expect(statSync(join(path, 'format-2', 'data.mdb')).size).toBeLessThan(raw / 2);
+    expect(statSync(join(path, 'format-3', 'data.mdb')).size).toBeLessThan(raw / 2);
 
     const again = openStore(path, 0).keeper<Product>('ns.products.state');
     for (const i of [0, 1, 2_499, 4_999]) expect(again.get(0, `p${i}`)).toEqual(product(i));
@@ -148,14 +148,42 @@ describe('the LMDB state store', () => {
     expect(writer.get(0, 'b')).toEqual(snapshot(2));
   });
 
-  it('deletes a store of the earlier layout rather than reading it', () => {
+  it('deletes a store of an earlier layout rather than reading it', () => {
     const path = mkdtempSync(join(tmpdir(), 'state-store-'));
-    writeFileSync(join(path, 'data.mdb'), 'a store of the earlier layout');
+    writeFileSync(join(path, 'data.mdb'), 'a store of the first layout');
     writeFileSync(join(path, 'lock.mdb'), '');
+    mkdirSync(join(path, 'format-2'));
+    writeFileSync(join(path, 'format-2', 'data.mdb'), 'a store of the second layout');
     const keeper = openStore(path).keeper<Counter>('ns.products.state');
-    expect(existsSync(join(path, 'data.mdb'))).toBe(false);
-    expect(existsSync(join(path, 'lock.mdb'))).toBe(false);
+    for (const earlier of ['data.mdb', 'lock.mdb', 'format-2']) expect(existsSync(join(path, earlier))).toBe(false);
+    expect(existsSync(join(path, 'format-3', 'data.mdb'))).toBe(true);
     expect(keeper.position(0)).toBeUndefined();
+  });
+
+  it('keys a UUID by its 16 bytes and any other id by its text, each after its partition', () => {
+    const id = '0f6e2d4c-3b1a-4e8f-9c7d-5a2b1e0f3d64';
+    expect(snapshotKey(2, id).toString('hex')).toBe(`0000000300${id.replace(/-/g, '')}`);
+    expect(snapshotKey(-1, 'sku/A-1')).toEqual(Buffer.concat([Buffer.from([0, 0, 0, 0, 1]), Buffer.from('sku/A-1')]));
+    // An id that only looks like a UUID keeps its own text, so two spellings stay two aggregates.
+    expect(snapshotKey(0, id.toUpperCase()).subarray(5).toString()).toBe(id.toUpperCase());
+    expect(snapshotKey(0, `${id}x`)[4]).toBe(1);
+  });
+
+  it('keeps UUID, text and unpartitioned ids apart, and clears only the partition named', () => {
+    const store = openStore();
+    const keeper = store.keeper<Counter>('ns.products.state');
+    const id = '7b0c7a52-2f3e-4a43-9f0e-5b1a8e2d6c11';
+    keeper.apply(0, [record(id, snapshot(1)), record('text-id', snapshot(2)), record(id.toUpperCase(), snapshot(3))], 3n);
+    keeper.apply(1, [record(id, snapshot(4))], 1n);
+    keeper.apply(-1, [record(id, snapshot(5))]);
+    keeper.release(0);
+    keeper.release(1);
+    keeper.release(-1);
+    expect([keeper.get(0, id), keeper.get(0, 'text-id'), keeper.get(0, id.toUpperCase())]).toEqual([snapshot(1), snapshot(2), snapshot(3)]);
+    expect([keeper.get(1, id), keeper.get(-1, id)]).toEqual([snapshot(4), snapshot(5)]);
+    keeper.clear(0);
+    expect([keeper.get(0, id), keeper.get(0, 'text-id'), keeper.get(0, id.toUpperCase())]).toEqual([undefined, undefined, undefined]);
+    expect([keeper.get(1, id), keeper.get(-1, id)]).toEqual([snapshot(4), snapshot(5)]);
   });
 
   it('makes a dictionary of the first values, up to 4 kB, and none of tombstones', () => {
