@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { strippedSources } from './stripped-sources.ts';
 import { sizeProcessorYoungGeneration } from './heap-growth.ts';
 import type { LedgerConfig } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -74,9 +75,12 @@ export class ProcessorThread implements Part {
   async start(): Promise<void> {
     this.stopping = false;
     sizeProcessorYoungGeneration();
+    const entry = new URL('./processor-thread.ts', import.meta.url).href;
     const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), {
       workerData: {
-        entry: new URL('./processor-thread.ts', import.meta.url).href,
+        entry,
+        // Where Node strips types, the thread's modules come stripped by this thread (see ledger/stripped-sources.ts).
+        sources: process.features.typescript ? strippedSources([entry, this.modules.href]) : undefined,
         config: this.config,
         modules: this.modules.href,
         schemaIds: this.schemaIds,
