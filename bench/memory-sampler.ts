@@ -12,6 +12,7 @@ export type MemorySample = {
   external: number;
   processorUsed: number;
   processorTotal: number;
+  processorExternal: number;
 };
 
 const MB = 1024 * 1024;
@@ -46,6 +47,7 @@ export function memorySampler(baseUrl: string, pid: () => number | undefined, ev
         external: metric(text, 'nodejs_external_memory_bytes'),
         processorUsed: metric(text, 'ledger_processor_thread_heap_bytes{kind="used"}'),
         processorTotal: metric(text, 'ledger_processor_thread_heap_bytes{kind="total"}'),
+        processorExternal: metric(text, 'ledger_processor_thread_heap_bytes{kind="external"}'),
       };
       samples.push(sample);
       // Every sample as a JSON line, for a timeline.
@@ -64,7 +66,7 @@ export function memorySampler(baseUrl: string, pid: () => number | undefined, ev
       const f = (n: number) => n.toFixed(0);
       const describe = (s: MemorySample) =>
         `RSS ${f(s.rss)} MB (anon ${f(s.anon)}, file ${f(s.file)}); main heap ${f(s.mainUsed)} used / ${f(s.mainTotal)} total, ` +
-        `external ${f(s.external)}; processor thread heap ${f(s.processorUsed)} / ${f(s.processorTotal)}`;
+        `external ${f(s.external)}; processor thread heap ${f(s.processorUsed)} / ${f(s.processorTotal)}, external ${f(s.processorExternal)}`;
       const at = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
       const peak = (key: keyof MemorySample) => f(Math.max(...samples.map((s) => s[key])));
       return (
