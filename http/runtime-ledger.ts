@@ -45,9 +45,9 @@ export function runtimeLedger(runtime: Runtime, config: LedgerConfig): LedgerFac
     // An offset the processor could not learn (-1): wait for everything the log holds now, which includes it.
     const unknown = reply.positions.some((position) => BigInt(position.offset) < 0n);
     const positions = replayed || unknown ? await logEnd(aggregate.events) : reply.positions;
-    // Postgres may have gone away while the command was decided: its failAll has passed, so refuse now rather than
-    // wait for the timeout (the check and the wait's registration run in the same tick).
-    runtime.dependencies.require('postgres');
+    // Kafka or Postgres may have gone away while the command was decided: their failAll has passed, so refuse now rather
+    // than wait for the timeout (the check and the wait's registration run in the same tick).
+    runtime.dependencies.require('kafka', 'postgres');
     await runtime.waiter.waitFor(positions, config.COMMAND_TIMEOUT_MS);
     return { positions: reply.positions };
   };

@@ -92,11 +92,12 @@ export async function startRuntime(
     const waiter = await startWaiter(context, parts, projections);
     const bus = await startCommandBus(context, parts);
     if (roles.has('streams')) await startWorkers(context, parts, { workers, bus, waiter });
-    // A request waiting on a dependency that just went away would only time out: answer it now.
+    // A request waiting on a dependency that just went away would only time out: answer it now. The read models are fed
+    // from Kafka as well as kept in Postgres, so a write waiting to be shown there waits on either.
     dependencies.onChange((name, up) => {
       if (up) return;
       if (name === 'kafka') bus.failAll(new UnavailableError('kafka'));
-      if (name === 'postgres') waiter.failAll(new UnavailableError('postgres'));
+      if (name === 'kafka' || name === 'postgres') waiter.failAll(new UnavailableError(name));
     });
     if (metrics) exposeRuntimeMetrics(context, metrics, parts, processorPartNames(aggregates, routes));
 
