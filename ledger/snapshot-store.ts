@@ -18,10 +18,13 @@ const DICTIONARY_BYTES = 4096;
 const COMPRESSION_THRESHOLD = 64;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** Where a key's id starts: the partition (plus one, so that the unpartitioned -1 has a place) and the id's kind. */
+/** Where a key's id starts: after its partition's four bytes and the id's kind. */
 const ID_AT = 5;
 const AS_UUID = 0;
 const AS_TEXT = 1;
+
+/** A key's first four bytes: its partition plus one, so that the unpartitioned -1 has a place. */
+const writePartition = (key: Buffer, partition: number) => key.writeUInt32BE(partition + 1, 0);
 
 /** The hex groups of a UUID's text: where each starts and ends, and where its bytes go in the key. */
 const UUID_PARTS = [
@@ -40,7 +43,7 @@ const UUID_PARTS = [
 export function snapshotKey(partition: number, aggregateId: string): Buffer {
   const uuid = UUID.test(aggregateId);
   const key = Buffer.allocUnsafe(ID_AT + (uuid ? 16 : Buffer.byteLength(aggregateId)));
-  key.writeUInt32BE(partition + 1, 0);
+  writePartition(key, partition);
   key[4] = uuid ? AS_UUID : AS_TEXT;
   if (!uuid) key.write(aggregateId, ID_AT, 'utf8');
   else for (const [from, to, at] of UUID_PARTS) key.write(aggregateId.slice(from, to), at, 'hex');
@@ -51,7 +54,7 @@ export function snapshotKey(partition: number, aggregateId: string): Buffer {
 const partitionRange = (partition: number) => {
   const bound = (p: number) => {
     const key = Buffer.alloc(4);
-    key.writeUInt32BE(p + 1, 0);
+    writePartition(key, p);
     return key;
   };
   return { start: bound(partition), end: bound(partition + 1) };
