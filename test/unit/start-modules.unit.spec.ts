@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { strippedSources } from '../../ledger/stripped-sources.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -30,13 +30,15 @@ function packagesLoadedBy(modules: string[]): string[] {
 }
 
 /**
- * What the processor thread loads before it runs: its module's imports (the module itself would start the thread) and
- * the composition root's modules it imports by name.
+ * What the processor thread loads before it runs: the modules it is given at its start (ledger/stripped-sources.ts),
+ * but for its own module, which would start the thread.
  */
 function processorThreadModules(): string[] {
-  const source = readFileSync(join(ROOT, 'ledger', 'processor-thread.ts'), 'utf8');
-  const valueImports = [...source.matchAll(/^import (?!type )[^;]*? from '(\.\/[^']+)';$/gm)].map((m) => join('ledger', m[1] as string));
-  return [...valueImports, join('bin', 'processor-modules.ts')];
+  const entry = pathToFileURL(join(ROOT, 'ledger', 'processor-thread.ts')).href;
+  const given = strippedSources([entry, pathToFileURL(join(ROOT, 'bin', 'processor-modules.ts')).href]);
+  return Object.keys(given)
+    .filter((url) => url !== entry)
+    .map((url) => relative(ROOT, fileURLToPath(url)));
 }
 
 describe("the main thread's modules at start", () => {
