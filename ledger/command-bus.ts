@@ -24,7 +24,8 @@ type Pending = { resolve: (reply: CommandReply) => void; reject: (error: Error) 
 
 /**
  * The edge's side of the command topics: send a command keyed by its aggregate, await the processor's reply.
- * As a supervised part it is the reply reader; its producer is replaced whenever a send fails, since an
+ * As a supervised part it is the reader of the replies topic (where the processors of other processes answer; this
+ * process's own hand their replies over, see ledger/reply-handover.ts); its producer is replaced whenever a send fails, since an
  * idempotent producer that lost track of its sequence numbers (a broker restart) never recovers by itself.
  */
 export class CommandBus implements Part {
@@ -61,6 +62,8 @@ export class CommandBus implements Part {
   private readonly signals: PartSignals;
   /** Counts and times every `send` (not `post`: nothing waits for its decision). */
   private readonly metrics?: LedgerMetrics;
+  /** This process's reply address (ledger/reply-handover.ts), named in every command sent; none: replies come as records. */
+  private readonly address?: string;
 
   constructor(
     kafka: Kafka,
@@ -70,6 +73,7 @@ export class CommandBus implements Part {
     log: Logger,
     signals: PartSignals,
     metrics?: LedgerMetrics,
+    address?: string,
   ) {
     this.kafka = kafka;
     this.namespace = namespace;
@@ -78,6 +82,7 @@ export class CommandBus implements Part {
     this.log = log;
     this.signals = signals;
     this.metrics = metrics;
+    this.address = address;
 
     this.repliesTopic = namespaced(namespace, topics.commandReplies.name);
     // Every edge instance reads every reply in a group of its own; a restarted reader resumes where it committed.
@@ -94,11 +99,7 @@ export class CommandBus implements Part {
         topics: [this.repliesTopic],
         fromBeginning: false,
         eachBatch: async (batch) => {
-          for (const message of batch.messages) {
-            if (!message.value) continue;
-            const reply = JSON.parse(message.value.toString()) as CommandReply;
-            this.settle(reply.commandId)?.resolve(reply);
-          }
+          this.deliver(batch.messages.flatMap((message) => (message.value ? [JSON.parse(message.value.toString()) as CommandReply] : [])));
         },
       },
       this.signals,
@@ -136,13 +137,19 @@ export class CommandBus implements Part {
     }
   }
 
+  /** Replies heard, from the replies topic or handed over by this process's processors: each settles its waiter. */
+  deliver(replies: readonly CommandReply[]): void {
+    for (const reply of replies) this.settle(reply.commandId)?.resolve(reply);
+  }
+
   /** Resolves with the processor's reply; rejects when the command could not be written, in time, or the broker went away. */
   send(topic: TopicSpec, aggregateId: string, command: Command): Promise<CommandReply> {
     const started = process.hrtime.bigint();
     const { commandId } = command.metadata;
     const reply = this.awaitReply(commandId, this.timeoutMs);
+    const addressed = this.address ? { ...command, metadata: { ...command.metadata, replyTo: this.address } } : command;
     // No reply will come for a command that was never written.
-    this.append(topic, aggregateId, command).catch((error: Error) => this.settle(commandId)?.reject(error));
+    this.append(topic, aggregateId, addressed).catch((error: Error) => this.settle(commandId)?.reject(error));
     const metrics = this.metrics;
     if (!metrics) return reply;
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;

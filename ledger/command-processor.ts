@@ -31,6 +31,7 @@ import { startTimer, timedTransaction, type ProcessorMetrics, type RoundTally } 
 import { PartitionedConsumer, type PartitionTask, type TaskBatch } from './partition-tasks.ts';
 import type { StateStore } from './snapshot-store.ts';
 import { writeBarriers } from './state-store.ts';
+import type { LocalReplies } from './reply-handover.ts';
 import type { PartSignals } from './supervisor.ts';
 import { namespaced, topics } from './topics.ts';
 
@@ -47,6 +48,8 @@ export type ProcessorDeps = {
   metrics?: ProcessorMetrics;
   /** Where snapshots are kept beyond memory (none: in memory). */
   stateStore?: StateStore;
+  /** This process's command bus: a command naming its address is answered there, without a reply record. */
+  localReplies?: LocalReplies;
 };
 
 const FOLLOWER_COMMAND_NAMESPACE = '9d4b2f61-6c0e-4f5e-8a9b-3e7d1c2a5b40';
@@ -184,7 +187,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       const decideSeconds = metrics ? startTimer() : undefined;
       const decided = await this.decideRound(inbox, start);
       const decideTime = decideSeconds?.();
-      const written = await timedTransaction(metrics, this.part, () => this.commitRound(producer, member, decided));
+      const { written, local } = await timedTransaction(metrics, this.part, () => this.commitRound(producer, member, decided));
+      if (local.length > 0) this.deps.localReplies?.deliver(local);
       this.writer.remember(decided.touched, written);
       for (const { writer, touched } of decided.followers) writer.remember(touched, written);
       for (const consumed of decided.consumed) taskOf.get(consumed.partition)?.committed.advance([consumed]);
@@ -233,6 +237,7 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
           [...one.events.map((record) => ({ topic: this.writer.topic.events, record })), ...followed.records],
           batch.partition,
         );
+        const replyBytes = this.repliesWithRecord(command) ? REPLY_BYTES : 0;
         const cost = {
           events: one.eventBytes + followed.eventBytes + routed.headerBytes,
           state: (one.next ? sizeChange(one.next, touched) : 0) + followed.stateBytes,
@@ -241,12 +246,12 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         const fits =
           used.events + cost.events <= limit &&
           used.state + cost.state <= limit &&
-          used.replies + REPLY_BYTES <= limit &&
+          used.replies + replyBytes <= limit &&
           used.commands + cost.commands <= limit;
         if (!fits && decided.length > 0) break;
         used.events += cost.events;
         used.state += cost.state;
-        used.replies += REPLY_BYTES;
+        used.replies += replyBytes;
         used.commands += cost.commands;
         if (one.next) touched.set(one.next.aggregateId, one.next);
         followed.apply();
@@ -340,12 +345,15 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
     return outcome;
   }
 
-  /** Commits a round; answers where its records were written. */
+  /**
+   * Commits a round; answers where its records were written, and the replies this process's bus awaits, which are
+   * handed over once the commit is done (the others are written in the transaction, on the replies topic).
+   */
   private async commitRound(
     producer: TransactionalProducer,
     member: GroupMember,
     { decided, touched, followers, commands, consumed }: Round<E, S>,
-  ): Promise<WrittenRecords[]> {
+  ): Promise<{ written: WrittenRecords[]; local: CommandReply[] }> {
     return inTransaction(producer, async (transaction) => {
       const lastEvent = new Map<Decided<E, S>, { partition: number; index: number }>();
       const sentTo = new Map<number, number>();
@@ -365,7 +373,8 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
         ]),
         ...byTopic(commands),
       ].filter(({ messages }) => messages.length > 0);
-      const answered = decided.filter((one) => !one.decision.command.metadata.noReply);
+      const answered = decided.filter((one) => this.repliesWithRecord(one.decision.command));
+      const answeredHere = decided.filter((one) => this.repliesHere(one.decision.command));
       const replyKeys = answered.map((one) => ({ key: one.decision.command.metadata.commandId, value: null }));
       const later = replyKeys.length > 0 ? [{ topic: this.topic.replies, messages: replyKeys }] : [];
       const written = await retryTransient(() => transaction.sendBatch({ topicMessages }, later));
@@ -386,8 +395,18 @@ export class CommandProcessor<C extends Command, E extends Event, S> {
       }));
       if (replies.length > 0) await retryTransient(() => transaction.send({ topic: this.topic.replies, messages: replies }));
       await retryTransient(() => transaction.sendOffsets({ member, topics: consumedOffsets(consumed) }));
-      return written;
+      return { written, local: answeredHere.map((one) => reply(one.decision, positionOf(one))) };
     });
+  }
+
+  /** A command whose sender waits in this process: its reply is handed over, not written. */
+  private repliesHere(command: Command): boolean {
+    const address = this.deps.localReplies?.address;
+    return !command.metadata.noReply && address !== undefined && command.metadata.replyTo === address;
+  }
+
+  private repliesWithRecord(command: Command): boolean {
+    return !command.metadata.noReply && !this.repliesHere(command);
   }
 
   /** Only the edge writes commands; anything unreadable is logged and passed over rather than blocking the partition. */

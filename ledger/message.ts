@@ -13,6 +13,11 @@ export type CommandMetadata = {
   idempotency?: IdempotentRequest;
   /** Posted, not sent: nobody waits for the decision, so its processor writes no reply (a record fewer per command). */
   noReply?: true;
+  /**
+   * The bus awaiting the reply (its process's address, see ledger/reply-handover.ts): a processor of the same process
+   * hands the reply over once its transaction commits, and writes no record of it.
+   */
+  replyTo?: string;
 };
 
 /**

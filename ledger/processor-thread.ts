@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Registry } from 'prom-client';
 import type { SomeAggregate } from './aggregate.ts';
+import type { CommandReply } from './command-reply.ts';
 import type { LedgerConfig } from './config.ts';
 import { instanceId, kafkaBrokers } from './config-derived.ts';
 import { EventCodec } from './event-codec.ts';
@@ -18,9 +19,9 @@ import type { FromThread, ToThread } from './thread-part.ts';
  * clients and codec, so deciding and committing use a core of their own. `modules` names the composition root's module
  * exporting `aggregates` and `routes` (the runtime knows no domain module).
  */
-type ThreadData = { config: LedgerConfig; modules: string; schemaIds: [string, number][] };
+type ThreadData = { config: LedgerConfig; modules: string; schemaIds: [string, number][]; replyAddress: string };
 
-const { config, modules, schemaIds } = workerData as ThreadData;
+const { config, modules, schemaIds, replyAddress } = workerData as ThreadData;
 const port = parentPort;
 if (!port) throw new Error('processor-thread runs as a worker thread');
 const post = (message: FromThread) => port.postMessage(message);
@@ -41,7 +42,9 @@ try {
   const codec = EventCodec.connect(config.SCHEMA_REGISTRY_URL, namespace, schemaIds);
   const metrics = new ProcessorMetrics(metricsRegistry);
   stateStore = config.STATE_STORE === 'lmdb' ? new StateStore(stateStorePath(config), config.STATE_CACHE_SIZE) : undefined;
-  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES, metrics, stateStore };
+  // The replies the main thread's bus awaits go to it by message, once their round has committed.
+  const localReplies = { address: replyAddress, deliver: (replies: CommandReply[]) => post({ type: 'replies', replies }) };
+  const deps = { kafka, codec, namespace, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES, metrics, stateStore, localReplies };
   supervisors = await startProcessorParts(deps, composed.aggregates, composed.routes);
   const report = () => post({ type: 'status', statuses: supervisors.map((s) => s.status()) });
   report();

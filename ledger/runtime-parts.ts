@@ -14,6 +14,7 @@ import { ProcessorMetrics } from './processor-metrics.ts';
 import { liveSchema, type Projection } from './projection.ts';
 import { groupName, projectionGroups, ProjectionRunner } from './projection-runner.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
+import type { ReplyHandover } from './reply-handover.ts';
 import type { Worker } from './worker-part.ts';
 import { Supervisor, type Part } from './supervisor.ts';
 import { ProcessorThread } from './thread-part.ts';
@@ -29,6 +30,8 @@ export type RuntimeContext = {
   pool: pg.Pool;
   dependencies: DependencyMonitor;
   metrics?: LedgerMetrics;
+  /** Where this process's processors hand over the replies its bus awaits. */
+  replies: ReplyHandover;
 };
 
 /** A live projection and the runner applying it (a group's projections share one), for readiness and the lag gauges. */
@@ -79,13 +82,13 @@ export const processorPartNames = (aggregates: readonly SomeAggregate[], routes:
 
 /** The aggregates' single writers and the event routers: in a worker thread of their own, or on this loop. */
 export async function startProcessors(
-  { config, logger, kafka, codec, metrics }: RuntimeContext,
+  { config, logger, kafka, codec, metrics, replies }: RuntimeContext,
   parts: RunningParts,
   { aggregates, routes, thread }: { aggregates: readonly SomeAggregate[]; routes: readonly EventRoute[]; thread?: URL },
 ): Promise<void> {
   if (thread) {
     const supervisor = new Supervisor('processor-thread', logger);
-    const processorThread = new ProcessorThread(config, thread, codec.schemaIds(), logger, supervisor);
+    const processorThread = new ProcessorThread(config, thread, codec.schemaIds(), logger, supervisor, replies);
     await supervisor.start(processorThread);
     parts.statuses.push(supervisor, ...processorThread.readers(processorPartNames(aggregates, routes)));
     parts.onStop(() => supervisor.stop());
@@ -94,7 +97,15 @@ export async function startProcessors(
     return;
   }
   const measured = metrics ? { metrics: new ProcessorMetrics(metrics.registry) } : {};
-  const deps = { kafka, codec, namespace: config.LEDGER_NAMESPACE, logger, maxRecordBytes: config.RECORD_LIMIT_BYTES, ...measured };
+  const deps = {
+    kafka,
+    codec,
+    namespace: config.LEDGER_NAMESPACE,
+    logger,
+    maxRecordBytes: config.RECORD_LIMIT_BYTES,
+    localReplies: replies,
+    ...measured,
+  };
   const started = await startProcessorParts(deps, aggregates, routes);
   parts.statuses.push(...started);
   parts.onStop(() => stopTogether(started, logger));
@@ -139,9 +150,14 @@ export async function startWaiter(
 }
 
 /** The bus the edge and the workers send commands with, and its consumer of the processors' replies (`edge-replies`). */
-export async function startCommandBus({ config, logger, kafka, metrics }: RuntimeContext, parts: RunningParts): Promise<CommandBus> {
+export async function startCommandBus(
+  { config, logger, kafka, metrics, replies }: RuntimeContext,
+  parts: RunningParts,
+): Promise<CommandBus> {
   const edge = new Supervisor('edge-replies', logger);
-  const bus = new CommandBus(kafka, config.LEDGER_NAMESPACE, config.COMMAND_TIMEOUT_MS, config.RECORD_LIMIT_BYTES, logger, edge, metrics);
+  const { LEDGER_NAMESPACE, COMMAND_TIMEOUT_MS, RECORD_LIMIT_BYTES } = config;
+  const bus = new CommandBus(kafka, LEDGER_NAMESPACE, COMMAND_TIMEOUT_MS, RECORD_LIMIT_BYTES, logger, edge, metrics, replies.address);
+  replies.receiveWith((handed) => bus.deliver(handed));
   await edge.start(bus);
   parts.statuses.push(edge);
   parts.onStop(async () => {

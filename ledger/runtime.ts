@@ -3,6 +3,7 @@ import { topicsOf, type SomeAggregate } from './aggregate.ts';
 import type { CommandBus } from './command-bus.ts';
 import type { LedgerConfig } from './config.ts';
 import { instanceId, kafkaBrokers } from './config-derived.ts';
+import { ReplyHandover } from './reply-handover.ts';
 import { dependencyMonitor, UnavailableError, type DependencyMonitor } from './dependencies.ts';
 import { createKnex, createPool, ensureDatabase } from './database.ts';
 import { EventCodec } from './event-codec.ts';
@@ -80,7 +81,7 @@ export async function startRuntime(
     { brokers: kafkaBrokers(config), registryUrl: config.SCHEMA_REGISTRY_URL, databaseUrl: config.DATABASE_URL },
     logger,
   );
-  const context: RuntimeContext = { config, logger, kafka, codec, db, pool, dependencies, metrics };
+  const context: RuntimeContext = { config, logger, kafka, codec, db, pool, dependencies, metrics, replies: new ReplyHandover() };
   const parts = new RunningParts(logger);
   parts.onStop(() => dependencies.stop());
   try {

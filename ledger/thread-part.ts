@@ -1,7 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import { strippedSources } from './stripped-sources.ts';
 import { sizeProcessorYoungGeneration } from './heap-growth.ts';
+import type { CommandReply } from './command-reply.ts';
 import type { LedgerConfig } from './config.ts';
+import type { LocalReplies } from './reply-handover.ts';
 import type { Logger } from './logger.ts';
 import type { Part, PartSignals, PartStatus } from './supervisor.ts';
 
@@ -12,7 +14,8 @@ export type FromThread =
   | { type: 'stopped' }
   | { type: 'status'; statuses: PartStatus[] }
   | { type: 'start-failed'; message: string }
-  | { type: 'metrics'; id: number; text: string };
+  | { type: 'metrics'; id: number; text: string }
+  | { type: 'replies'; replies: CommandReply[] };
 
 const STOP_TIMEOUT_MS = 15_000;
 /** A scrape waits this long for the thread's metrics, then serves the last ones it sent (a busy or restarting thread). */
@@ -35,13 +38,23 @@ export class ProcessorThread implements Part {
   private readonly schemaIds: [string, number][];
   private readonly logger: Logger;
   private readonly signals: PartSignals;
+  /** The main thread's bus, to which the thread's processors hand the replies it awaits. */
+  private readonly replies: LocalReplies;
 
-  constructor(config: LedgerConfig, modules: URL, schemaIds: [string, number][], logger: Logger, signals: PartSignals) {
+  constructor(
+    config: LedgerConfig,
+    modules: URL,
+    schemaIds: [string, number][],
+    logger: Logger,
+    signals: PartSignals,
+    replies: LocalReplies,
+  ) {
     this.config = config;
     this.modules = modules;
     this.schemaIds = schemaIds;
     this.logger = logger;
     this.signals = signals;
+    this.replies = replies;
   }
 
   /** One status reader per part inside the thread, named as that part. */
@@ -84,13 +97,15 @@ export class ProcessorThread implements Part {
         config: this.config,
         modules: this.modules.href,
         schemaIds: this.schemaIds,
+        replyAddress: this.replies.address,
       },
     });
     this.worker = worker;
     let started = false;
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromThread) => {
-        if (message.type === 'status') for (const status of message.statuses) this.statuses.set(status.name, status);
+        if (message.type === 'replies') this.replies.deliver(message.replies);
+        else if (message.type === 'status') for (const status of message.statuses) this.statuses.set(status.name, status);
         else if (message.type === 'metrics') {
           this.lastMetrics = message.text;
           this.metricsRequests.get(message.id)?.(message.text);
