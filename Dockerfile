@@ -26,4 +26,4 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:3000/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--heap-growing-percent=100", "--max-semi-space-size=16", "bin/server.ts"]
+CMD ["node", "--heap-growing-percent=100", "--max-semi-space-size=16", "--import=./ledger/main-boot.mjs", "bin/server.ts"]

@@ -30,6 +30,15 @@ export function boundHeapGrowth(percent: number): boolean {
 export const LAUNCH_V8_FLAGS = ['--heap-growing-percent=100', '--max-semi-space-size=16'] as const;
 
 /**
+ * Every flag a launch of the service gives node, before its entry point: the V8 flags above, then the preload that has
+ * the main thread's TypeScript stripped by a thread of its own (`ledger/main-boot.mjs`, relative to the service's
+ * directory, where every launch runs). Why: Node's type stripper held about 18 MB of the process (its source text, code
+ * and WebAssembly memory) for the process's life, its heap share counted twice under the heap growth bound
+ * (docs/decisions.md, "The main thread's TypeScript stripped apart").
+ */
+export const LAUNCH_NODE_FLAGS = [...LAUNCH_V8_FLAGS, '--import=./ledger/main-boot.mjs'] as const;
+
+/**
  * The processor thread's semi-spaces, in MB: twice the main thread's. Its isolate is made after the main one, so V8's
  * flag set just before it starts sizes it alone (a Worker's `resourceLimits` young generation is overridden by the
  * command line's flag). Why: 16 MB there cost 5–7 % more CPU per product write (its commands' short-lived objects

@@ -6,9 +6,10 @@ const RELATIVE_IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+\.ts)['
 
 /**
  * The JavaScript of each TypeScript module `entries` import, directly or through others, by URL: each file with its
- * types replaced by blanks, as Node's own type stripping does (so lines and columns stay where they were). For a worker
- * thread: given these, it loads none of it through Node's type stripper, which costs every isolate that uses it about
- * 10 MB (its source text in the heap and its WebAssembly memory) where this thread's isolate has it already.
+ * types replaced by blanks, as Node's own type stripping does (so lines and columns stay where they were). Made by a
+ * short-lived thread (ledger/stripped-hooks.mjs) for the main thread and the processor thread: given these, neither
+ * loads Node's type stripper, which holds about 18 MB of a process for its life (its source text in the heap, its code
+ * and its WebAssembly memory).
  */
 export function strippedSources(entries: readonly string[]): Record<string, string> {
   const sources: Record<string, string> = {};

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { strippedSources } from './stripped-sources.ts';
+import { strippedApart } from './stripped-hooks.mjs';
 import { sizeProcessorYoungGeneration } from './heap-growth.ts';
 import type { CommandReply } from './command-reply.ts';
 import type { LedgerConfig } from './config.ts';
@@ -92,8 +92,8 @@ export class ProcessorThread implements Part {
     const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), {
       workerData: {
         entry,
-        // Where Node strips types, the thread's modules come stripped by this thread (see ledger/stripped-sources.ts).
-        sources: process.features.typescript ? strippedSources([entry, this.modules.href]) : undefined,
+        // Where Node strips types, the thread's modules come stripped by a thread of their own (ledger/stripped-hooks.mjs).
+        sources: process.features.typescript ? await strippedApart([entry, this.modules.href]) : undefined,
         config: this.config,
         modules: this.modules.href,
         schemaIds: this.schemaIds,

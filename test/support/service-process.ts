@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { quietKafka } from '../../ledger/kafka.ts';
 import pg from 'pg';
 import { withDatabase } from '../../ledger/database.ts';
-import { LAUNCH_ENV, LAUNCH_V8_FLAGS } from '../../ledger/heap-growth.ts';
+import { LAUNCH_ENV, LAUNCH_NODE_FLAGS } from '../../ledger/heap-growth.ts';
 import type { StackInfo } from '../../stack/stack.ts';
 import { DEFAULT_WORKSPACE_SECRET } from '../../stack/unified/stand-in.ts';
 import { serviceStarted } from './checked-responses.ts';
@@ -127,7 +127,7 @@ export async function startServiceProcess(stack: StackInfo, options: ServiceOpti
     // One process, node itself running the TypeScript (it strips the types): no loader, no child a SIGKILL would leave running.
     // SERVICE_NODE_ARGS: node flags for the service alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a bench).
     // The service's own launch flags first (as npm start and the image give them); SERVICE_NODE_ARGS after, so they win.
-    const nodeArgs = [...LAUNCH_V8_FLAGS, ...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+    const nodeArgs = [...LAUNCH_NODE_FLAGS, ...(process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
     child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'server.ts')], {
       cwd: root,
       env,

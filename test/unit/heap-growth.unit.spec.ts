@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LAUNCH_ENV, LAUNCH_V8_FLAGS, PROCESSOR_SEMI_SPACE_MB, v8Major } from '../../ledger/heap-growth.ts';
+import { LAUNCH_ENV, LAUNCH_NODE_FLAGS, LAUNCH_V8_FLAGS, PROCESSOR_SEMI_SPACE_MB, v8Major } from '../../ledger/heap-growth.ts';
 
 /**
  * In a process of its own (V8's flags are the process's): about 70 MB kept live while blocks that outlive the young
@@ -42,10 +42,10 @@ describe('the launch flags', () => {
   it('are what npm start and the image give node, before the entry point', () => {
     const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start;
     const assignments = Object.entries(LAUNCH_ENV).map(([name, value]) => `${name}=${value}`);
-    expect(start).toBe(`${assignments.join(' ')} exec node ${LAUNCH_V8_FLAGS.join(' ')} bin/start.ts`);
+    expect(start).toBe(`${assignments.join(' ')} exec node ${LAUNCH_NODE_FLAGS.join(' ')} bin/start.ts`);
     const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
     const cmd = /^CMD (.*)$/m.exec(dockerfile)?.[1];
-    expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...LAUNCH_V8_FLAGS, 'bin/server.ts']);
+    expect(JSON.parse(cmd ?? 'null')).toEqual(['node', ...LAUNCH_NODE_FLAGS, 'bin/server.ts']);
     for (const assignment of assignments) expect(dockerfile.split('\n')).toContain(`ENV ${assignment}`);
   });
 
