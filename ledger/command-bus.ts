@@ -25,8 +25,8 @@ type Pending = { resolve: (reply: CommandReply) => void; reject: (error: Error) 
 /**
  * The edge's side of the command topics: send a command keyed by its aggregate, await the processor's reply.
  * As a supervised part it is the reader of the replies topic (where the processors of other processes answer; this
- * process's own hand their replies over, see ledger/reply-handover.ts); its producer is replaced whenever a send fails, since an
- * idempotent producer that lost track of its sequence numbers (a broker restart) never recovers by itself.
+ * process's own hand their replies over, see ledger/reply-handover.ts); its producer is replaced whenever a send fails,
+ * since an idempotent producer that lost track of its sequence numbers (a broker restart) never recovers by itself.
  */
 export class CommandBus implements Part {
   private producer?: { client: Producer; connected: Promise<void> };

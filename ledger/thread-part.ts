@@ -87,13 +87,15 @@ export class ProcessorThread implements Part {
 
   async start(): Promise<void> {
     this.stopping = false;
-    sizeProcessorYoungGeneration();
     const entry = new URL('./processor-thread.ts', import.meta.url).href;
+    // Where Node strips types, the thread's modules come stripped by a thread of their own (ledger/stripped-hooks.mjs).
+    const sources = process.features.typescript ? await strippedApart([entry, this.modules.href]) : undefined;
+    // Just before the thread's isolate is made (the flag sizes every isolate made from then on).
+    sizeProcessorYoungGeneration();
     const worker = new Worker(new URL('./thread-boot.mjs', import.meta.url), {
       workerData: {
         entry,
-        // Where Node strips types, the thread's modules come stripped by a thread of their own (ledger/stripped-hooks.mjs).
-        sources: process.features.typescript ? await strippedApart([entry, this.modules.href]) : undefined,
+        sources,
         config: this.config,
         modules: this.modules.href,
         schemaIds: this.schemaIds,
