@@ -1,15 +1,18 @@
 import {
   compatibilityPartitioner,
+  kGetApi,
   kGetConnection,
+  kMetadata,
+  kPerformWithRetry,
   Producer as ClientProducer,
   ProduceAcks,
   type Broker,
   type Callback,
   type Connection,
   type Consumer as ClientConsumer,
-  type Message,
   type MessageToProduce,
   type ProduceResult,
+  type txnOffsetCommitV4,
 } from '@platformatic/kafka';
 import { isBrokerAway, isProducerFenced, isTransientTransactionError, retryKafka, retryTransient } from './errors.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
@@ -69,14 +72,58 @@ class ProducerClient extends ClientProducer {
     const present = brokerInMetadata(this, broker, callback);
     if (present) super[kGetConnection](present, callback);
   }
+
+  /**
+   * Commits every partition's offset in the open transaction as `member`, in one TxnOffsetCommit: the client's
+   * `addOffset` sends a request per partition, one after the other, each a round trip to the group's coordinator and an
+   * append to its offsets log. Retried as the client retries its own.
+   */
+  commitTransactionOffsets(member: GroupMember, topics: TopicOffsets[]): Promise<void> {
+    const { producerId, producerEpoch } = this;
+    const transactionalId = this.transaction?.id;
+    if (transactionalId === undefined || producerId === undefined || producerEpoch === undefined)
+      return Promise.reject(new Error('offsets committed outside a transaction'));
+    return new Promise((resolve, reject) => {
+      void this[kPerformWithRetry]<void>(
+        'commit',
+        (retry) => {
+          this[kMetadata]({ topics: topics.map(({ topic }) => topic) }, (error, metadata) => {
+            if (error || !metadata) return retry(error);
+            this[kGetConnection](metadata.brokers.get(member.coordinatorId), (error, connection) => {
+              if (error || !connection) return retry(error);
+              this[kGetApi]<TxnOffsetCommitArguments, unknown>('TxnOffsetCommit', (error, api) => {
+                if (error || !api) return retry(error);
+                const committed = topics.map(({ topic, partitions }) => ({
+                  name: topic,
+                  partitions: partitions.map(({ partition, offset }) => ({
+                    partitionIndex: partition,
+                    committedOffset: BigInt(offset),
+                    committedLeaderEpoch: metadata.topics.get(topic)?.partitions[partition]?.leaderEpoch ?? -1,
+                    committedMetadata: null,
+                  })),
+                }));
+                const { groupId, generationId, memberId } = member;
+                api(connection, transactionalId, groupId, producerId, producerEpoch, generationId, memberId, null, committed, (error) =>
+                  retry(error ?? null),
+                );
+              });
+            });
+          });
+        },
+        (error) => (error ? reject(error) : resolve()),
+      );
+    });
+  }
 }
+
+type TxnOffsetCommitArguments = Parameters<typeof txnOffsetCommitV4.createRequest>;
 
 /**
  * A producer of the port: keyed records land where the Java client (and every producer of the service) puts them
  * (murmur2 of the key, its low 31 bits), every write acknowledged by all in-sync replicas.
  */
 export class RecordProducer {
-  protected client: ClientProducer;
+  protected client: ProducerClient;
 
   private readonly options: ProducerOptions;
 
@@ -86,7 +133,7 @@ export class RecordProducer {
     this.client = this.createClient(kafka);
   }
 
-  protected createClient(kafka: Kafka): ClientProducer {
+  protected createClient(kafka: Kafka): ProducerClient {
     const { options } = this;
     return new ProducerClient({
       ...kafka.options(options.retries === undefined ? {} : { retries: options.retries }),
@@ -175,12 +222,12 @@ export class TransactionalProducer extends RecordProducer {
 
 /** One open transaction: records sent in it, and the consumed offsets committed with it, appear together or never. */
 export class KafkaTransaction {
-  private readonly client: ClientProducer;
+  private readonly client: ProducerClient;
   private readonly transaction: ClientTransaction;
   /** The client can no longer carry on this producer's transactions: a send failed (records may have gone), or an abort did. */
   private readonly onBroken: () => void;
 
-  constructor(client: ClientProducer, transaction: ClientTransaction, onBroken: () => void = () => undefined) {
+  constructor(client: ProducerClient, transaction: ClientTransaction, onBroken: () => void = () => undefined) {
     this.client = client;
     this.transaction = transaction;
     this.onBroken = onBroken;
@@ -218,17 +265,12 @@ export class KafkaTransaction {
 
   /**
    * Commits a group's offsets with this transaction, as the member `member` (the group refuses them once its
-   * partitions have moved on). One request per partition, one after the other: the client folds concurrent ones.
+   * partitions have moved on), every partition in one request.
    */
   async sendOffsets({ member, topics }: { member: GroupMember; topics: TopicOffsets[] }): Promise<void> {
     await this.transaction.addConsumer({ groupId: member.groupId } as ClientConsumer);
-    for (const { topic, partitions } of topics) {
-      for (const { partition, offset } of partitions) {
-        // The client commits the offset after the message it is given.
-        const consumed = { topic, partition, offset: BigInt(offset) - 1n, metadata: { consumer: member } } as unknown as Message;
-        await this.transaction.addOffset(consumed);
-      }
-    }
+    const offsets = topics.filter(({ partitions }) => partitions.length > 0);
+    if (offsets.length > 0) await this.client.commitTransactionOffsets(member, offsets);
   }
 
   async commit(): Promise<void> {

@@ -114,6 +114,31 @@ describe('transactions on the real broker', () => {
     expect(values).not.toContain('9');
   });
 
+  it("commits a round's offsets of several partitions in one TxnOffsetCommit, each partition's own", async () => {
+    const groupId = `int-transactions-offsets-${randomUUID()}`;
+    const { consumer } = await member(groupId, 'several');
+    const requests = channel('tracing:plt:kafka:connections:api:start');
+    let offsetCommits = 0;
+    const onRequest = (context: unknown) => void ((context as { apiKey?: number }).apiKey === 28 && offsetCommits++);
+    requests.subscribe(onRequest);
+    try {
+      await inTransaction(producer, async (transaction) => {
+        await transaction.sendBatch({ topicMessages: [{ topic, messages: [{ partition: 2, key: 'k', value: 'several' }] }] });
+        const partitions = [0, 1, 2].map((partition) => ({ partition, offset: String(10 + partition) }));
+        await transaction.sendOffsets({ member: consumer.member(), topics: [{ topic, partitions }] });
+      });
+    } finally {
+      requests.unsubscribe(onRequest);
+    }
+    expect(offsetCommits).toBe(1);
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic], stable: true });
+    expect(committed?.partitions.sort((a, b) => a.partition - b.partition)).toEqual([
+      { partition: 0, offset: '10' },
+      { partition: 1, offset: '11' },
+      { partition: 2, offset: '12' },
+    ]);
+  });
+
   it('aborts a transaction whose work fails: TransactionAborted, its cause kept, nothing of it visible; the next one commits', async () => {
     const cause = new Error('the cluster refused the round');
     const value = `aborted-${randomUUID()}`;
