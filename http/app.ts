@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { NotFoundError } from '../ledger/errors.ts';
 import type { Logger } from '../ledger/logger.ts';
+import { RequestLog } from './request-log.ts';
 import type { LedgerMetrics } from '../ledger/metrics.ts';
 import { errorField, failureKind, ThrottledLog } from '../ledger/throttled-log.ts';
 import { clientErrorResponse, getHttpResponseFromError } from './errors.ts';
@@ -93,6 +94,7 @@ const trustProxy = (setting: number | string): string | ((address: string, hop: 
 export async function buildApp({ config, logger, ledger, metrics }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    logController: new RequestLog(),
     bodyLimit: config.BODY_LIMIT_BYTES,
     // Behind a load balancer every peer is the balancer: only a trusted one's X-Forwarded-For names the client.
     ...(config.TRUST_PROXY === undefined ? {} : { trustProxy: trustProxy(config.TRUST_PROXY) }),
