@@ -23,7 +23,7 @@ export class ProjectionWaiter {
   private readonly applied = new Map<string, bigint>();
   private waiters: Waiter[] = [];
   private watches: Watch[] = [];
-  private progressListeners: { projection: string; listener: () => void }[] = [];
+  private progressListeners: { projection: string; listener: (topic: string) => void }[] = [];
   private client?: pg.Client;
   private stopped = false;
   private attempt = 0;
@@ -192,8 +192,11 @@ export class ProjectionWaiter {
     }
   }
 
-  /** Calls `listener` whenever the live projection applies more of the log; the returned function unsubscribes. */
-  onProgress(projection: string, listener: () => void): () => void {
+  /**
+   * Calls `listener` whenever the live projection applies more of the log, with the topic it applied more of; the
+   * returned function unsubscribes.
+   */
+  onProgress(projection: string, listener: (topic: string) => void): () => void {
     const entry = { projection, listener };
     this.progressListeners.push(entry);
     return () => {
@@ -204,8 +207,8 @@ export class ProjectionWaiter {
   private advance(key: string, offset: bigint): void {
     if ((this.applied.get(key) ?? -1n) >= offset) return;
     this.applied.set(key, offset);
-    const projection = key.slice(0, key.indexOf('|'));
-    for (const { listener } of this.progressListeners.filter((e) => e.projection === projection)) listener();
+    const [projection = '', topic = ''] = key.split('|');
+    for (const { listener } of this.progressListeners.filter((e) => e.projection === projection)) listener(topic);
     for (const watch of this.watches) if (watch.projection === projection) watch.recheck();
     const reached = (w: Waiter) => w.key === key && w.offset <= offset;
     const ready = this.waiters.filter(reached);

@@ -13,8 +13,11 @@ export type WorkerDeps = {
   bus: CommandBus;
   logger: Logger;
   dependencies: DependencyMonitor;
-  /** Calls `listener` whenever the named live projection applies more of the log (a worker's queue may have grown). */
-  onProgress: (projection: string, listener: () => void) => () => void;
+  /**
+   * Calls `listener` whenever the named live projection applies more of the log (a worker's queue may have grown), with
+   * the (namespaced) topic it applied more of.
+   */
+  onProgress: (projection: string, listener: (topic: string) => void) => () => void;
   /** Resolves once every live projection reading those positions' topics has applied them (a worker's read-your-writes). */
   readModelsAt: (positions: LogPosition[]) => Promise<void>;
   /** For a worker that consumes a topic itself (its own consumer group, under the namespace). */

@@ -61,8 +61,8 @@ export type WorkerHooks = {
    * for news at most before the next round: 0 goes on at once, undefined waits the idle poll (1 s beside a topic).
    */
   round?: () => Promise<number | void>;
-  /** A queue's projection has progressed: whether to wake the worker (default yes). */
-  news?: (projection: string) => boolean;
+  /** A queue's projection has applied more of a topic (namespaced): whether to wake the worker (default yes). */
+  news?: (projection: string, topic: string) => boolean;
   /** `each-slice` topic source: consecutive records of one partition, done when it returns; a throw retries them all. */
   handleSlice?: (messages: TopicMessage[]) => Promise<void>;
   /** `manual` topic source: one batch. */
@@ -131,8 +131,8 @@ class WorkerPart implements Part {
     const { source } = this.spec;
     if (source.kind === 'queue') {
       this.unsubscribe = source.wokenBy.map((projection) =>
-        this.deps.onProgress(projection, () => {
-          if (this.hooks.news?.(projection) ?? true) this.wakeUp.wake();
+        this.deps.onProgress(projection, (topic) => {
+          if (this.hooks.news?.(projection, topic) ?? true) this.wakeUp.wake();
         }),
       );
       this.loop = this.run(source.idlePollMs);

@@ -6,6 +6,7 @@ import type { Worker, WorkerDeps } from '../../ledger/runtime.ts';
 import { postCommand } from '../../ledger/send-command.ts';
 import { sleep } from '../../ledger/sleep.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
+import { namespaced } from '../../ledger/topics.ts';
 import { defineWorker, logFailure, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
@@ -86,14 +87,20 @@ class PushWorker implements WorkerHooks {
 
   /**
    * New requests and reported outcomes reach the queue through the push projection; a request becomes due once the
-   * catalog projection shows its product. Without an active connection nothing waits for the catalog: a catalog-only
-   * service claims nothing per write.
+   * catalog projection shows its product (`pushQueueNews`).
    */
-  readonly news = (projection: string): boolean => {
-    if (projection !== pushProjection.name) return this.anyActive;
-    this.queueChanged = true;
-    this.activeCheckedAt = 0;
-    return true;
+  readonly news = (projection: string, topic: string): boolean => {
+    const { wake, connectionsChanged } = pushQueueNews({
+      projection,
+      topic,
+      connectionsTopic: namespaced(this.deps.namespace, connectionAggregate.events.name),
+      anyActive: this.anyActive,
+    });
+    if (connectionsChanged) {
+      this.queueChanged = true;
+      this.activeCheckedAt = 0;
+    }
+    return wake;
   };
 
   readonly round = async (): Promise<number | void> => {
@@ -345,6 +352,22 @@ class PushWorker implements WorkerHooks {
   ): Promise<void> {
     await postCommand(this.deps.bus, { tenantId: owner.tenant_id, orgId: owner.org_id }, aggregate, input);
   }
+}
+
+/**
+ * What the progress of one of the push worker's projections means to it. Only a connection event can make a connection
+ * active or not (the push queue's `connections`, which the push projection keeps), so only the push projection's
+ * progress on the connections' topic has the worker look again whether any is active, and again for missing webhook
+ * subscriptions; any other progress (a product, an explicit request, a reported outcome, the catalog) wakes it only
+ * while a connection is active, as nothing can be due without one. A catalog-only service so does no push-queue work
+ * per write.
+ */
+export function pushQueueNews(news: { projection: string; topic: string; connectionsTopic: string; anyActive: boolean }): {
+  wake: boolean;
+  connectionsChanged: boolean;
+} {
+  const connectionsChanged = news.projection === pushProjection.name && news.topic === news.connectionsTopic;
+  return { wake: connectionsChanged || news.anyActive, connectionsChanged };
 }
 
 /** The product push to every active connection, with its provider client made afresh on every (re)start. */
