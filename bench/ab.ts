@@ -3,9 +3,8 @@ import { ensureStack } from '../stack/stack.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { orderRequest, stocked } from '../test/support/orders.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
-import { commandCpu, findPid, processCpu } from './cpu.ts';
-import { brokerPid } from '../stack/kafka/kafka.ts';
-import { stackDir } from '../stack/stack.ts';
+import { processCpu } from './cpu.ts';
+import { brokerAndPostgresCpu } from './service-work.ts';
 import { percentile } from './measure.ts';
 
 /**
@@ -73,9 +72,7 @@ const sides = [
   await start('this', startServiceProcess, sideEnv(process.env.BENCH_AB_THIS_ENV)),
   await start('other', startOther, sideEnv(process.env.BENCH_AB_OTHER_ENV)),
 ];
-const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
-const kafkaCpu = processCpu('kafka', () => kafkaPid);
-const postgresCpu = commandCpu('postgres', 'postgres');
+const [kafkaCpu, postgresCpu] = brokerAndPostgresCpu();
 
 /** `count` writes to `side` at concurrency C; `record` keeps their latencies and the process's CPU. */
 async function writes(side: Side, count: number, record: boolean): Promise<void> {

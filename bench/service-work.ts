@@ -8,6 +8,12 @@ import { commandCpu, DatabaseBackends, findPid, machineCpu, processCpu, type Cpu
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The local stack's broker and every Postgres process (the postmaster, its background processes and backends). */
+export const brokerAndPostgresCpu = (): [kafka: CpuSource, postgres: CpuSource] => {
+  const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
+  return [processCpu('kafka', () => kafkaPid), commandCpu('postgres', 'postgres')];
+};
+
 /**
  * The processes a bench of a service on the local stack reads its CPU from: itself, a baseline server (a process of its
  * own, bench/baseline-process.ts), the service, Kafka, Postgres (and
@@ -17,15 +23,13 @@ export function stackCpuSources(running: { service?: Service; baseline?: { pid: 
   sources: CpuSource[];
   backends: DatabaseBackends;
 } {
-  const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
   const registryPid = findPid('quarkus-run.jar');
   const backends = new DatabaseBackends();
   const sources = [
     processCpu('bench', () => process.pid),
     processCpu('baseline', () => running.baseline?.pid),
     processCpu('service', () => running.service?.pid()),
-    processCpu('kafka', () => kafkaPid),
-    commandCpu('postgres', 'postgres'),
+    ...brokerAndPostgresCpu(),
     backends.source('pg: run db'),
     processCpu('registry', () => registryPid),
     machineCpu('machine'),

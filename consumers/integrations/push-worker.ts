@@ -57,8 +57,10 @@ class PushWorker implements WorkerHooks {
   private lastWebhookCheck = 0;
   /** Whether a connection is active, as the push queue showed it when last looked at; no claims while none is. */
   private anyActive = true;
-  /** When that was; 0: look again (the queue progressed, or the look failed). */
+  /** When that was; 0: look again (connections changed, or the look failed). */
   private activeCheckedAt = 0;
+  /** The topic whose progress in the push queue may change which connections are active. */
+  private readonly connectionsTopic: string;
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
   /** Claimed items waiting for a free slot of their connection (their leases cover the wait). */
@@ -78,6 +80,7 @@ class PushWorker implements WorkerHooks {
     this.options = options;
 
     this.deps = context.deps;
+    this.connectionsTopic = namespaced(this.deps.namespace, connectionAggregate.events.name);
     this.onError = logFailure(context, 'push-claim', 'push worker could not claim work; trying again');
   }
 
@@ -93,7 +96,7 @@ class PushWorker implements WorkerHooks {
     const { wake, connectionsChanged } = pushQueueNews({
       projection,
       topic,
-      connectionsTopic: namespaced(this.deps.namespace, connectionAggregate.events.name),
+      connectionsTopic: this.connectionsTopic,
       anyActive: this.anyActive,
     });
     if (connectionsChanged) {
