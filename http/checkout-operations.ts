@@ -226,13 +226,15 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
         // The completion sweeper gave this attempt up first (its order id withdrawn, the stock released): it failed.
         if (!(error instanceof ConflictError)) throw error;
         // The stock it met once the release shows, as the sweeper records it.
-        await awaitOutcome(omsProjection.name, async () =>
-          (await findReservationAhead(db, orderId))?.status === 'released' ? true : undefined,
+        await awaitOutcome(
+          omsProjection.name,
+          async () => ((await findReservationAhead(db, orderId))?.status === 'released' ? true : undefined),
+          { key: orderId },
         );
         return failCompletion(request, started, orderId, ABANDONED, await stockOf(scope, started.cart));
       }
     }
-    const order = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, scope, orderId));
+    const order = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, scope, orderId), { key: orderId });
     if (order.status === 'rejected') {
       const short = await stockOf(scope, started.cart);
       return failCompletion(request, started, orderId, order.rejection?.reason ?? 'rejected', short);
@@ -263,7 +265,7 @@ export function checkoutOperations(ledger: LedgerFacade, channel: 'acp' | 'ucp')
     seenShort: { itemId: string; available: number }[] | undefined,
   ): Promise<{ lines: OrderLineRequest[] } | { short: { itemId: string; available: number }[] }> {
     if (!row.reservation) return { short: seenShort?.length ? seenShort : await stockOf(scope, row.cart) };
-    const reservation = await awaitOutcome(omsProjection.name, () => findReservationAhead(db, orderId));
+    const reservation = await awaitOutcome(omsProjection.name, () => findReservationAhead(db, orderId), { key: orderId });
     if (reservation.status === 'refused') return { short: await stockOf(scope, row.cart) };
     return { lines: orderLinesOf(row.cart, JSON.parse(row.reservation) as ReservationLine[]) };
   }

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Aggregate } from '../ledger/aggregate.ts';
 import type { DependencyName } from '../ledger/dependencies.ts';
 import type { Command, CommandInput, Event, IdempotentRequest, LogPosition } from '../ledger/message.ts';
+import type { OutcomeWait } from '../ledger/projection-waiter.ts';
 import type { Readiness } from '../ledger/readiness.ts';
 
 /**
@@ -31,8 +32,11 @@ export type Dispatch = <C extends Command, E extends Event, S>(
   aggregate: Aggregate<C, E, S>,
   command: CommandInput<NoInfer<C>>,
 ) => Promise<void>;
-/** Waits until `read` finds the outcome in the named projection's read model, bounded by COMMAND_TIMEOUT_MS. */
-export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undefined>) => Promise<T>;
+/**
+ * Waits until `read` finds the outcome in the named projection's read model, bounded by COMMAND_TIMEOUT_MS; `wait` says
+ * under which key the outcome is announced and after which of the write's positions it comes (`OutcomeWait`).
+ */
+export type AwaitOutcome = <T>(projection: string, read: () => Promise<T | undefined>, wait?: OutcomeWait) => Promise<T>;
 
 /**
  * What the routes see of the ledger: the read models, the way to send commands and wait for their outcome, and

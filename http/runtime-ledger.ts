@@ -55,7 +55,11 @@ export function runtimeLedger(runtime: Runtime, config: LedgerConfig): LedgerFac
     runtime.dependencies.require('kafka');
     await runtime.bus.post(aggregate.commands, aggregate.aggregateIdOf({ data }), { type, data, metadata: metadataOf(request) });
   };
-  const awaitOutcome: AwaitOutcome = (projection, read) => runtime.waiter.waitUntil(projection, read, config.COMMAND_TIMEOUT_MS);
+  const awaitOutcome: AwaitOutcome = async (projection, read, wait) => {
+    // Registered in the tick of the check, as execute's wait: Postgres gone since then fails the watch (failAll).
+    runtime.dependencies.require('postgres');
+    return runtime.waiter.waitUntil(projection, read, config.COMMAND_TIMEOUT_MS, wait);
+  };
   return {
     db: runtime.db,
     execute,

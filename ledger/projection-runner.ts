@@ -15,6 +15,10 @@ import { holdingWrites, type HoldingConnection } from './held-writes.ts';
 import { namespaced } from './topics.ts';
 
 export const PROGRESS_CHANNEL = 'ledger_projection_progress';
+/** `<projection>|<key>,<key>…`: the await keys (`Projection.awaitKeyOf`) of the events a live runner's transaction applied. */
+export const KEYS_CHANNEL = 'ledger_projection_keys';
+/** A notification's payload must stay under 8 000 bytes: keys go in notices of at most this many characters. */
+const KEYS_NOTICE_CHARS = 7_000;
 
 /** `db` builds the projections' queries and runs their migrations; their batches run on connections of `pool`. */
 export type RunnerDeps = { kafka: Kafka; codec: EventCodec; db: Knex; pool: pg.Pool; namespace: string; logger: Logger };
@@ -213,7 +217,7 @@ export class ProjectionRunner {
   }
 
   private async advance(topic: string, partition: number, offset: string): Promise<void> {
-    await this.inTransaction([{ topic, partition, offset }], async () => undefined);
+    await this.inTransaction([{ topic, partition, offset }], async () => []);
     this.options.onBatch?.(topic, partition, offset);
   }
 
@@ -284,14 +288,49 @@ export class ProjectionRunner {
    */
   private async inTransaction(
     positions: { topic: string; partition: number; offset: string }[],
-    work: (holding: HoldingConnection, applied: Map<string, bigint>[]) => Promise<void>,
+    work: (holding: HoldingConnection, applied: Map<string, bigint>[]) => Promise<string[]>,
   ): Promise<void> {
     await withPooledConnection(this.deps.pool, async (sql) => {
       const applied = await this.beginAndReadCheckpoints(sql);
       const holding = holdingWrites(sql);
-      await work(holding, applied);
-      await sql.query([...holding.take(), this.checkpointStatement(positions), 'commit'].filter(Boolean).join(';\n'));
+      const notices = await work(holding, applied);
+      // The keys after the checkpoints: a waiter that has heard of a key has heard of the positions its events reached.
+      await sql.query([...holding.take(), this.checkpointStatement(positions), ...notices, 'commit'].filter(Boolean).join(';\n'));
     });
+  }
+
+  /**
+   * The statements that announce, at commit, the await keys of the events each member applied (live read model only;
+   * members without `awaitKeyOf` announce none).
+   */
+  private keyNotices(applied: Map<Member, RecordedEvent[]>): string[] {
+    if (!this.options.notify) return [];
+    const notices: string[] = [];
+    for (const [{ projection }, events] of applied) {
+      const keyOf = projection.awaitKeyOf;
+      if (!keyOf) continue;
+      const keys = new Set<string>();
+      for (const event of events) {
+        const key = keyOf(event);
+        if (key !== undefined) keys.add(key.toLowerCase());
+      }
+      let chunk: string[] = [];
+      let chars = 0;
+      const announce = () => {
+        if (chunk.length === 0) return;
+        const payload = `${projection.name}|${chunk.join(',')}`;
+        notices.push(`select pg_notify(${pg.escapeLiteral(KEYS_CHANNEL)}, ${pg.escapeLiteral(payload)})`);
+        chunk = [];
+        chars = 0;
+      };
+      for (const key of keys) {
+        if (chars + key.length + 1 > KEYS_NOTICE_CHARS) announce();
+        chunk.push(key);
+        chars += key.length + 1;
+      }
+      announce();
+    }
+    return notices;
   }
 
   /**
@@ -347,11 +386,13 @@ export class ProjectionRunner {
   private async applyGroup(decoded: DecodedBatch[], mode: Mode): Promise<void> {
     const positions = decoded.map(({ batch }) => ({ topic: batch.topic, partition: batch.partition, offset: batch.lastOffset() }));
     await this.inTransaction(positions, async (holding, applied) => {
+      const handled = new Map<Member, RecordedEvent[]>();
       for (const [index, member] of this.members.entries()) {
         const { projection, schema } = member;
         const context = projectionContext(this.deps.db, holding.sql, schema);
         const fresh = this.fresh(decoded, applied[index]!, member);
         if (fresh.length === 0) continue;
+        handled.set(member, fresh);
         if (mode === 'whole') {
           await projection.handle(fresh, context);
           continue;
@@ -370,6 +411,7 @@ export class ProjectionRunner {
           }
         }
       }
+      return this.keyNotices(handled);
     });
   }
 }

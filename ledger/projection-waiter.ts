@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Logger } from './logger.ts';
 import type { LogPosition } from './message.ts';
 import { liveSchema, type Projection } from './projection.ts';
-import { PROGRESS_CHANNEL } from './projection-runner.ts';
+import { KEYS_CHANNEL, PROGRESS_CHANNEL } from './projection-runner.ts';
 import { backoffDelay } from './supervisor.ts';
 import { errorField, ThrottledLog } from './throttled-log.ts';
 import { namespaced } from './topics.ts';
@@ -11,7 +11,15 @@ import { namespaced } from './topics.ts';
 export class ProjectionLagError extends Error {}
 
 type Waiter = { key: string; offset: bigint; resolve: () => void; reject: (error: Error) => void };
-type Watch = { projection: string; recheck: () => void; reject: (error: Error) => void };
+/** `key`: read again only on news of this await key (lower case); without one, on every progress of the projection. */
+type Watch = { projection: string; key?: string; recheck: () => void; reject: (error: Error) => void };
+
+/**
+ * `key`: the await key the outcome is announced under (`Projection.awaitKeyOf`, an order's id), if the projection has
+ * them; `after`: where the write's own events are: the outcome, later in the log, cannot be read before the projection
+ * has applied them, so the first read waits for that.
+ */
+export type OutcomeWait = { key?: string; after?: LogPosition[] };
 
 /**
  * Read-your-writes: resolves once every projection that reads a topic has checkpointed past the
@@ -74,8 +82,9 @@ export class ProjectionWaiter {
 
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: 2_000 });
-    client.on('notification', ({ payload }) => {
+    client.on('notification', ({ channel, payload }) => {
       if (!payload) return;
+      if (channel === KEYS_CHANNEL) return this.keysApplied(payload);
       const [projection, topic, partition, offset] = payload.split('|');
       if (projection && topic && partition && offset) this.advance(`${projection}|${topic}|${partition}`, BigInt(offset));
     });
@@ -83,7 +92,7 @@ export class ProjectionWaiter {
     client.on('end', () => this.lost(client, new Error('connection ended')));
     try {
       await client.connect();
-      await client.query(`listen ${PROGRESS_CHANNEL}`);
+      await client.query(`listen ${PROGRESS_CHANNEL}; listen ${KEYS_CHANNEL}`);
       this.client = client;
       // Listen first, then read what is already applied, so that no progress falls in between.
       await this.catchUp();
@@ -158,10 +167,14 @@ export class ProjectionWaiter {
   }
 
   /**
-   * Resolves with the first non-undefined result of `read`, which runs now and again after every
-   * progress of the projection; for outcomes decided later in the log than the command's own events.
+   * Resolves with the first non-undefined result of `read`, which runs now and again after every progress of the
+   * projection; for outcomes decided later in the log than the command's own events. With `wait.key` (and a projection
+   * that announces keys) it runs again only when the projection applied events of that key; with `wait.after`, its
+   * first run waits until the projection has applied those positions.
    */
-  async waitUntil<T>(projection: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  async waitUntil<T>(projection: string, read: () => Promise<T | undefined>, timeoutMs: number, wait: OutcomeWait = {}): Promise<T> {
+    const keyed = this.projections.some((p) => p.name === projection && p.awaitKeyOf !== undefined);
+    const key = keyed ? wait.key?.toLowerCase() : undefined;
     let watch: Watch | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -181,15 +194,32 @@ export class ProjectionWaiter {
             else if (again) recheck();
           }, reject);
         };
-        watch = { projection, recheck, reject };
+        watch = { projection, ...(key !== undefined ? { key } : {}), recheck, reject };
         this.watches.push(watch);
         timer = setTimeout(() => reject(new ProjectionLagError('the read model has not shown the outcome yet')), timeoutMs);
-        recheck();
+        // Not applied yet as far as the notices say: a notice still on its way, or the applying, brings news of the key.
+        if (key === undefined || this.reached(projection, wait.after ?? [])) recheck();
       });
     } finally {
       clearTimeout(timer);
       this.watches = this.watches.filter((w) => w !== watch);
     }
+  }
+
+  /** Whether the projection's announced checkpoints have reached every one of `positions`. */
+  private reached(projection: string, positions: LogPosition[]): boolean {
+    return positions.every(
+      ({ topic, partition, offset }) => (this.applied.get(`${projection}|${topic}|${partition}`) ?? -1n) >= BigInt(offset),
+    );
+  }
+
+  /** A keys notice: the watches waiting under one of its keys read again. */
+  private keysApplied(payload: string): void {
+    const separator = payload.indexOf('|');
+    const projection = payload.slice(0, separator);
+    const keys = new Set(payload.slice(separator + 1).split(','));
+    for (const watch of this.watches)
+      if (watch.projection === projection && watch.key !== undefined && keys.has(watch.key)) watch.recheck();
   }
 
   /**
@@ -209,7 +239,7 @@ export class ProjectionWaiter {
     this.applied.set(key, offset);
     const [projection = '', topic = ''] = key.split('|');
     for (const { listener } of this.progressListeners.filter((e) => e.projection === projection)) listener(topic);
-    for (const watch of this.watches) if (watch.projection === projection) watch.recheck();
+    for (const watch of this.watches) if (watch.projection === projection && watch.key === undefined) watch.recheck();
     const reached = (w: Waiter) => w.key === key && w.offset <= offset;
     const ready = this.waiters.filter(reached);
     this.waiters = this.waiters.filter((w) => !reached(w));

@@ -46,16 +46,22 @@ type ReadModel = {
 export type Projection = ReadModel & {
   canHandle: readonly string[];
   handle: (events: RecordedEvent[], context: ProjectionContext) => Promise<void>;
+  /**
+   * The key under which a write waits for an outcome this event may decide (an order's id), if any: the live runner
+   * announces the keys of the events each of its transactions applied, and a wait under a key reads again only then.
+   */
+  awaitKeyOf?: (event: RecordedEvent) => string | undefined;
 };
 
 /** A projection as declared: `canHandle` names event types of E, and `handle` is given a batch of them, narrowed. */
 export type TypedProjection<E extends Event> = ReadModel & {
   canHandle: readonly E['type'][];
   handle: (events: RecordedEvent<E>[], context: ProjectionContext) => Promise<void>;
+  awaitKeyOf?: (event: RecordedEvent<E>) => string | undefined;
 };
 
 /** The uniform projection of a typed declaration: its `handle` is only ever handed the event types it can handle. */
-export function projection<E extends Event>({ canHandle, handle, ...readModel }: TypedProjection<E>): Projection {
+export function projection<E extends Event>({ canHandle, handle, awaitKeyOf, ...readModel }: TypedProjection<E>): Projection {
   const handled: readonly string[] = canHandle;
   // The type names the event: a decoded event whose type E names is that member of E.
   const isHandled = (event: RecordedEvent): event is RecordedEvent<E> => handled.includes(event.type);
@@ -66,6 +72,7 @@ export function projection<E extends Event>({ canHandle, handle, ...readModel }:
       const own = events.filter(isHandled);
       if (own.length > 0) await handle(own, context);
     },
+    ...(awaitKeyOf ? { awaitKeyOf: (event: RecordedEvent) => (isHandled(event) ? awaitKeyOf(event) : undefined) } : {}),
   };
 }
 

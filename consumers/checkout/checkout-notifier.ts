@@ -11,7 +11,14 @@ import { uuidv5 } from '../../ledger/uuid-v5.ts';
 import { defineWorker, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { checkoutProjection } from '../../projections/checkout/checkout-projection.ts';
 import { omsProjection } from '../../projections/oms/oms-projection.ts';
-import { orderMovesUpTo, orderNoticesOwed, orderUpdatesOwed, type OwedOrderNotice, type OwedOrderUpdate } from './order-notices-owed.ts';
+import {
+  anyCompletedSession,
+  orderMovesUpTo,
+  orderNoticesOwed,
+  orderUpdatesOwed,
+  type OwedOrderNotice,
+  type OwedOrderUpdate,
+} from './order-notices-owed.ts';
 import { findWebhookSecret, versionsInForce } from '../../projections/integrations/webhook-secrets-queries.ts';
 import { sendWebhookNotice } from '../../adapters/notices/webhook-notice.ts';
 
@@ -44,8 +51,25 @@ const keyOf = (owed: Owed) =>
 const UCP_WEBHOOK_NAMESPACE = '5b7c2e90-4d1f-4a8b-9c36-e2f07a5d8b41';
 const JSON_TYPE = 'application/json';
 
+/** Without news, how often the notifier looks again. */
+const IDLE_POLL_MS = 5_000;
+
+/**
+ * What a projection's progress means to the notifier: the checkout read model's may complete a session (look again
+ * whether any is); the order read model's may owe a completed session's platform an event, so it wakes the notifier
+ * only while some session is completed.
+ */
+export function checkoutNoticesNews(news: { projection: string; anyCompleted: boolean }): { wake: boolean; sessionsChanged: boolean } {
+  const sessionsChanged = news.projection === checkoutProjection.name;
+  return { wake: sessionsChanged || news.anyCompleted, sessionsChanged };
+}
+
 class CheckoutNotifier {
   private abort = new AbortController();
+  /** Whether any checkout session is completed: until then no order event is owed, whatever the orders do. */
+  private anyCompleted = false;
+  /** When that was looked at; 0: look again (the checkout read model moved, or the look failed). */
+  private completedCheckedAt = 0;
 
   private readonly context: WorkerContext;
   private readonly options: CheckoutNotifierOptions;
@@ -57,19 +81,39 @@ class CheckoutNotifier {
 
   hooks(): WorkerHooks {
     return new ItemQueue(this.context, 'checkout-notifier', this.options.noticesAtOnce, {
-      queue: async (limit): Promise<Owed[]> => [
-        ...(await orderNoticesOwed(this.context.deps.db, limit)).map((row) => ({ kind: 'order_create' as const, row })),
-        ...(await orderUpdatesOwed(this.context.deps.db, limit)).map((row) => ({ kind: 'order_update' as const, row })),
-      ],
+      queue: async (limit): Promise<Owed[]> => {
+        if (!(await this.sessionsCompleted())) return [];
+        return [
+          ...(await orderNoticesOwed(this.context.deps.db, limit)).map((row) => ({ kind: 'order_create' as const, row })),
+          ...(await orderUpdatesOwed(this.context.deps.db, limit)).map((row) => ({ kind: 'order_update' as const, row })),
+        ];
+      },
       keyOf,
       work: (owed) => this.work(owed),
     }).hooks({
       open: async () => {
         this.abort = new AbortController();
+        this.completedCheckedAt = 0;
+      },
+      news: (projection) => {
+        const { wake, sessionsChanged } = checkoutNoticesNews({ projection, anyCompleted: this.anyCompleted });
+        if (sessionsChanged) this.completedCheckedAt = 0;
+        return wake;
       },
       stopping: () => this.abort.abort(),
       close: async () => undefined,
     });
+  }
+
+  /** Looked at again after the checkout read model's progress, and at least every idle poll (a notice may be lost). */
+  private async sessionsCompleted(): Promise<boolean> {
+    if (Date.now() - this.completedCheckedAt < IDLE_POLL_MS) return this.anyCompleted;
+    this.completedCheckedAt = Date.now();
+    this.anyCompleted = await anyCompletedSession(this.context.deps.db).catch((error: unknown) => {
+      this.completedCheckedAt = 0;
+      throw error;
+    });
+    return this.anyCompleted;
   }
 
   /** ACP's `WebhookEvent`, signed with the tenant's webhook secret. */
@@ -161,6 +205,6 @@ export const checkoutNotifier = (options: CheckoutNotifierOptions): Worker =>
   defineWorker({
     name: 'checkout-notifier',
     component: 'checkout-notifier',
-    source: { kind: 'queue', wokenBy: [checkoutProjection.name, omsProjection.name], idlePollMs: 5_000 },
+    source: { kind: 'queue', wokenBy: [checkoutProjection.name, omsProjection.name], idlePollMs: IDLE_POLL_MS },
     hooks: (context) => new CheckoutNotifier(context, options).hooks(),
   });

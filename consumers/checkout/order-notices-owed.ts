@@ -44,6 +44,14 @@ const withWebhook = (query: Knex.QueryBuilder) =>
     .join(`${oms()}.orders as o`, 'o.id', 's.order_id')
     .whereRaw(`${WEBHOOK_OF_PLATFORM} is not null`);
 
+/** Whether any checkout session is completed: without one, no order event is owed to any platform. */
+export async function anyCompletedSession(db: Knex): Promise<boolean> {
+  const { rows } = (await db.raw(`select exists (select 1 from ??.checkout_sessions where status = 'completed') as any`, [checkout()])) as {
+    rows: { any: boolean }[];
+  };
+  return rows[0]?.any ?? false;
+}
+
 /** Completed sessions whose order_create notice has no recorded outcome, for tenants with a webhook for their protocol. */
 export const orderNoticesOwed = (db: Knex, limit: number): Promise<OwedOrderNotice[]> =>
   withWebhook(

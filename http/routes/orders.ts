@@ -114,8 +114,21 @@ export default async function orderRoutes(fastify: FastifyInstance): Promise<voi
     handler: async (request, reply) => {
       const { tenantId, orgId } = request.principal;
       const orderId = orderIdOf(tenantId, orgId, request.body.idempotency_key);
-      await execute(request, orderAggregate, { type: 'PlaceOrder', data: placeOrder(orderId, request.body) });
-      const row = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, request.principal, orderId));
+      // Its outcome is what the answer shows: waited for alone, announced under the order's id (not the placement too).
+      app.ledger.require('kafka', 'postgres');
+      const { positions } = await execute(
+        request,
+        orderAggregate,
+        { type: 'PlaceOrder', data: placeOrder(orderId, request.body) },
+        undefined,
+        {
+          until: 'committed',
+        },
+      );
+      const row = await awaitOutcome(omsProjection.name, () => findDecidedOrder(db, request.principal, orderId), {
+        key: orderId,
+        after: positions,
+      });
       if (row.status === 'rejected') throw rejectionError(row);
       return reply.code(201).send(toOrder(row));
     },

@@ -68,10 +68,14 @@ export const findOrder = (db: Knex, scope: Scope, id: string): Promise<OrderRow 
  * reservation of its inventory-backed lines applied to the stock levels too.
  */
 export async function findDecidedOrder(db: Knex, scope: Scope, id: string): Promise<OrderRow | undefined> {
-  const row = await findOrder(db, scope, id);
-  if (!row || row.status === 'pending') return undefined;
+  // The reservation's row read in the same statement: one round trip, one snapshot.
+  const found = (await orders(db, scope)
+    .select(db.raw(`exists (select 1 from ??.stock_reservations r where r.order_id = ??.id) as reserved`, [schema, `${schema}.orders`]))
+    .where({ id })
+    .first()) as (OrderRow & { reserved: boolean }) | undefined;
+  if (!found || found.status === 'pending') return undefined;
+  const { reserved, ...row } = found;
   if (row.status === 'rejected' || !row.line_items.some((line) => line.variantId)) return row;
-  const reserved = await db(`${schema}.stock_reservations`).where({ order_id: id }).first('order_id');
   return reserved ? row : undefined;
 }
 
