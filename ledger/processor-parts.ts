@@ -36,7 +36,23 @@ export async function startProcessorParts(
   );
   const routers = await startSupervised(
     deps,
-    routes.map((route) => ({ name: `${route.name}-router`, create: (signals) => new EventRouter(deps, route, signals) })),
+    routes.map((route) => ({
+      name: `${route.name}-router`,
+      create: (signals) => new EventRouter(deps, routerOf(route, aggregates), signals),
+    })),
   );
   return [...processors, ...routers];
+}
+
+/**
+ * A route that the processors of `aggregates` run inline on every event of its topics leaves its router only the
+ * events written before that (an upgrade's lag), which no request waits for: the router fetches in batches
+ * (BATCHED_FETCH) rather than waking at every write to pass over marked records.
+ */
+export function routerOf(route: EventRoute, aggregates: readonly SomeAggregate[]): EventRoute {
+  const written = new Set(
+    aggregates.flatMap((aggregate) => [aggregate, ...(aggregate.followers ?? []).map((f) => f.aggregate)]).map((a) => a.events.name),
+  );
+  const inline = route.fetch !== 'batched' && route.topics.every((topic) => written.has(topic.name));
+  return inline ? { ...route, fetch: 'batched' } : route;
 }
