@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../../ledger/message.ts';
 import { mapperOf, type ProjectionContext } from '../../ledger/projection.ts';
 import { getOrAdd } from '../get-or-add.ts';
-import { firstOfEachId, insertRows, tableIn, type Row } from '../record-set.ts';
+import { write } from '../../ledger/held-writes.ts';
+import { dollarQuoted, firstOfEachId, insertRows, tableIn, type Row } from '../record-set.ts';
 import type { OmsEvent } from './oms-event.ts';
 import { at, historyRow, orderMoves, placedOrder, reservationEffects, scope, type OrderMove } from './oms-rows.ts';
 
@@ -31,6 +32,44 @@ const lastOf = (moves: (OrderMove & { at: Date })[]) => {
   const changes = moves.reduce<OrderMove['changes']>((all, move) => ({ ...all, ...move.changes }), {});
   return { status: last.status, updated_at: last.at, payment_status: changes.payment_status ?? null, rejection: changes.rejection ?? null };
 };
+
+/**
+ * The batch's orders in one statement that needs no answer: each order placed in the batch inserted as its moves after
+ * the placement leave it, and the moves of orders that were there already (placed before the batch, or placed again
+ * in it) applied to them. The insert is a data-modifying `with`, whose rows the update does not see, and the ids it
+ * returns keep the update off the orders it inserted. An order moved in the batch before its placement keeps only the
+ * moves after it, unless it was there already.
+ */
+function ordersStatement(table: string, placed: ReturnType<typeof placedOrder>[], moves: Map<string, OrderMoves>): string | undefined {
+  const rows = placed.map((row) => {
+    const own = moves.get(row.id.toLowerCase());
+    const final = own && lastOf(own.all.slice(own.placedAt ?? 0));
+    if (!final) return row;
+    return {
+      ...row,
+      status: final.status,
+      updated_at: final.updated_at,
+      payment_status: final.payment_status ?? row.payment_status,
+      ...(final.rejection ? { rejection: final.rejection } : {}),
+    };
+  });
+  const updates = [...moves].flatMap(([id, { all }]) => {
+    const final = lastOf(all);
+    return final ? [{ id, ...final }] : [];
+  });
+  const insert =
+    rows.length === 0
+      ? undefined
+      : `insert into ${table} select * from jsonb_populate_recordset(null::${table}, ${dollarQuoted(JSON.stringify(rows))}::jsonb)
+         on conflict (id) do nothing`;
+  if (updates.length === 0) return insert;
+  const update = `update ${table} o set status = m.status, updated_at = m.updated_at,
+      payment_status = coalesce(m.payment_status, o.payment_status), rejection = coalesce(m.rejection, o.rejection)
+    from jsonb_to_recordset(${dollarQuoted(JSON.stringify(updates))}::jsonb)
+      as m(id uuid, status text, updated_at timestamptz, payment_status text, rejection jsonb)
+    where o.id = m.id`;
+  return insert ? `with inserted as (${insert} returning id) ${update} and m.id not in (select id from inserted)` : update;
+}
 
 /**
  * What a batch of oms events does, folded in memory in log order without a read: one insert per table, orders' moves
@@ -114,31 +153,8 @@ export async function applyOmsBatch(events: RecordedEvent<OmsEvent>[], { sql, sc
   }
 
   await insertRows(sql, schema, 'stock_locations', firstOfEachId(locations), 'on conflict (id) do nothing');
-  const inserted = new Set<string>();
-  const orders = firstOfEachId(placed);
-  if (orders.length > 0) {
-    const { rows } = await sql.query<{ id: string }>(
-      `insert into ${tableIn(schema, 'orders')} select * from jsonb_populate_recordset(null::${tableIn(schema, 'orders')}, $1::jsonb)
-       on conflict (id) do nothing returning id`,
-      [JSON.stringify(orders)],
-    );
-    for (const { id } of rows) inserted.add(id.toLowerCase());
-  }
-  const updates = [...moves].flatMap(([id, { all, placedAt }]) => {
-    // A move before the order's insert updates nothing unless the order was there already.
-    const applied = inserted.has(id) && placedAt !== undefined ? all.slice(placedAt) : all;
-    const final = lastOf(applied);
-    return final ? [{ id, ...final }] : [];
-  });
-  if (updates.length > 0) {
-    await sql.query(
-      `update ${tableIn(schema, 'orders')} o set status = m.status, updated_at = m.updated_at,
-         payment_status = coalesce(m.payment_status, o.payment_status), rejection = coalesce(m.rejection, o.rejection)
-       from jsonb_to_recordset($1::jsonb) as m(id uuid, status text, updated_at timestamptz, payment_status text, rejection jsonb)
-       where o.id = m.id`,
-      [JSON.stringify(updates)],
-    );
-  }
+  const orders = ordersStatement(tableIn(schema, 'orders'), firstOfEachId(placed), moves);
+  if (orders) await write(sql, orders);
   const entries = [...new Map(history.map((row) => [`${String(row.order_id).toLowerCase()}|${String(row.offset)}`, row])).values()];
   await insertRows(sql, schema, 'order_status_history', entries, 'on conflict (order_id, "offset") do nothing');
   await insertRows(

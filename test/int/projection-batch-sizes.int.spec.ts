@@ -13,7 +13,9 @@ import { inventoryDecider, type InventoryCommand, type InventoryEvent } from '..
 import { orderDecider, type OrderCommand, type OrderEvent } from '../../commands/oms/order.ts';
 import type { ValidationIssueRaised, ValidationIssueResolved } from '../../commands/quality/validation-issue.ts';
 import type { Command, Decider, Event, RecordedEvent } from '../../ledger/message.ts';
-import type { Projection } from '../../ledger/projection.ts';
+import { withPooledConnection } from '../../ledger/database.ts';
+import { holdingWrites } from '../../ledger/held-writes.ts';
+import { projectionContext, type Projection } from '../../ledger/projection.ts';
 import { inProjectionTransaction, openProjectionTestDatabase, type ProjectionTestDatabase } from '../support/projection-transaction.ts';
 import { auditProjection } from '../../projections/audit/audit-projection.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
@@ -551,5 +553,27 @@ describe('the push projection applied in batches', () => {
     expect(statements).toBeLessThanOrEqual(5);
     const items = await db(`${schema}.items`).whereIn('product_id', productIds.slice(0, 1));
     expect(items.map((item: { desired_seq: string }) => Number(item.desired_seq))).toEqual([2, 2]);
+  });
+});
+
+describe('the oms projection applied in batches', () => {
+  it("holds every write of a group of orders' and stock events for the runner's commit: no round trip of its own", async () => {
+    const [perEvent, held] = [await freshSchema(omsProjection), await freshSchema(omsProjection)];
+    await eventByEvent(omsProjection, perEvent, [...omsBefore, ...omsGroup]);
+    await eventByEvent(omsProjection, held, omsBefore);
+    const sent = await withPooledConnection(pool, async (sql) => {
+      await sql.query('begin');
+      const holding = holdingWrites(sql);
+      // A pooled connection may be spied on already (an earlier test's): only this batch's calls count.
+      const query = vi.spyOn(sql, 'query');
+      query.mockClear();
+      await omsProjection.handle(omsGroup, projectionContext(db, holding.sql, held));
+      const calls = query.mock.calls.length;
+      query.mockRestore();
+      await sql.query([...holding.take(), 'commit'].join(';\n'));
+      return calls;
+    });
+    expect(sent).toBe(0);
+    expect(await contents(omsProjection, held)).toEqual(await contents(omsProjection, perEvent));
   });
 });
