@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
+import { batchedLookup } from '../batched-lookup.ts';
 import { rowCount } from '../row-count.ts';
 import { catalogProjection } from './catalog-projection.ts';
 
@@ -49,8 +50,8 @@ export const listProducts = (
     .limit(limit)
     .offset(offset);
 
-export const findProduct = (db: Knex, scope: Scope, id: string): Promise<ProductRow | undefined> =>
-  scoped(products(db), scope).where({ id }).first();
+/** Reads asked together (a notice's writes reading back what they wrote) are one statement. */
+export const findProduct = batchedLookup<ProductRow>((db, ids) => products(db).whereIn('id', ids));
 
 export const listVariants = (db: Knex, scope: Scope, productId: string): Promise<VariantRow[]> =>
   scoped(variants(db), scope)

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { liveSchema } from '../../ledger/projection.ts';
+import { batchedLookup } from '../batched-lookup.ts';
 import { rowCount } from '../row-count.ts';
 import { omsProjection } from './oms-projection.ts';
 
@@ -51,28 +52,31 @@ export type OrderRow = {
 export type StatusHistoryRow = { status: string; requested_status: string | null; outcome: string; reason: string | null; at: string };
 
 /** The order with its history in one statement, so both come from the same snapshot. */
+const statusHistory = `coalesce((select json_agg(json_build_object('status', h.status, 'requested_status', h.requested_status, 'outcome', h.outcome, 'reason', h.reason, 'at', h.at) order by h.offset)
+  from ??.order_status_history h where h.order_id = ??.id), '[]'::json) as status_history`;
 const orders = (db: Knex, scope: Scope) =>
-  scoped(db, 'orders', scope).select(
-    `${schema}.orders.*`,
-    db.raw(
-      `coalesce((select json_agg(json_build_object('status', h.status, 'requested_status', h.requested_status, 'outcome', h.outcome, 'reason', h.reason, 'at', h.at) order by h.offset)
-        from ??.order_status_history h where h.order_id = ??.id), '[]'::json) as status_history`,
-      [schema, `${schema}.orders`],
-    ),
-  );
+  scoped(db, 'orders', scope).select(`${schema}.orders.*`, db.raw(statusHistory, [schema, `${schema}.orders`]));
 
 export const findOrder = (db: Knex, scope: Scope, id: string): Promise<OrderRow | undefined> => orders(db, scope).where({ id }).first();
+
+/** Orders with whether a reservation row is theirs, by id, whoever's: asked together, read in one statement. */
+const ordersReserved = batchedLookup<OrderRow & { reserved: boolean }>((db, ids) =>
+  db(`${schema}.orders`)
+    .select(
+      `${schema}.orders.*`,
+      db.raw(statusHistory, [schema, `${schema}.orders`]),
+      // The reservation's row read in the same statement: one round trip, one snapshot.
+      db.raw(`exists (select 1 from ??.stock_reservations r where r.order_id = ??.id) as reserved`, [schema, `${schema}.orders`]),
+    )
+    .whereIn('id', ids),
+);
 
 /**
  * The order once its outcome is in this read model: rejected, or confirmed (or later) with the
  * reservation of its inventory-backed lines applied to the stock levels too.
  */
 export async function findDecidedOrder(db: Knex, scope: Scope, id: string): Promise<OrderRow | undefined> {
-  // The reservation's row read in the same statement: one round trip, one snapshot.
-  const found = (await orders(db, scope)
-    .select(db.raw(`exists (select 1 from ??.stock_reservations r where r.order_id = ??.id) as reserved`, [schema, `${schema}.orders`]))
-    .where({ id })
-    .first()) as (OrderRow & { reserved: boolean }) | undefined;
+  const found = await ordersReserved(db, scope, id);
   if (!found || found.status === 'pending') return undefined;
   const { reserved, ...row } = found;
   if (row.status === 'rejected' || !row.line_items.some((line) => line.variantId)) return row;

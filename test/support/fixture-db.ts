@@ -36,6 +36,15 @@ function conditionOf(term: string, bindings: readonly unknown[], sql: string): C
     const value = valueAt(position);
     return (row) => (row[column] === value) !== Boolean(not);
   }
+  const within = /^"(?:\w+"\.")*(\w+)" in …$/.exec(term);
+  if (within) {
+    // The list itself, which the parentheses-free statement no longer shows: `"column" in ($1, $2, …)`.
+    const column = within[1]!;
+    const list = new RegExp(`"${column}" in \\(([^()]*)\\)`).exec(sql)?.[1];
+    if (!list) throw new UnreadableQuery(sql, `the condition ${term}`);
+    const values = list.split(', ').map((position) => valueAt(position.replace('$', '')));
+    return (row) => values.includes(row[column]);
+  }
   const isNull = /^"(?:\w+"\.")*(\w+)" is (not )?null$/.exec(term);
   if (isNull) {
     const [, column, not] = isNull as unknown as [string, string, string | undefined];
@@ -84,9 +93,18 @@ export function answer(
   const start = offset ? Number(bindings[Number(offset[1]) - 1]) : 0;
   const page = matching.slice(start, limit ? start + Number(bindings[Number(limit[1]) - 1]) : undefined);
 
+  // A column `exists (select 1 from "schema"."table" r where r.column = "schema"."outer".column) as name`: whether a row
+  // of that table points at the row's own.
+  const existsColumns = [
+    ...sql.matchAll(/exists \(select 1 from "[\w-]+"\.(\w+) (\w+) where \2\.(\w+) = "[\w-]+"\."\w+"\.(\w+)\) as (\w+)/g),
+  ].map(([, other, , column, outer, name]) => ({ other: other!, column: column!, outer: outer!, name: name! }));
+  const withExists = (row: Record<string, unknown>) => {
+    for (const { other, column, outer, name } of existsColumns) row[name] = (tables[other] ?? []).some((r) => r[column] === row[outer]);
+    return row;
+  };
   const count = /^select count\(\*\) as "(\w+)"/.exec(sql);
   // Postgres answers a count as text (a bigint).
-  const answered = count ? [{ [count[1]!]: String(matching.length) }] : page.map((row) => structuredClone(row));
+  const answered = count ? [{ [count[1]!]: String(matching.length) }] : page.map((row) => withExists(structuredClone(row)));
   return { command: 'SELECT', rows: answered, rowCount: answered.length };
 }
 
