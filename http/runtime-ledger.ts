@@ -17,13 +17,19 @@ export function runtimeLedger(runtime: Runtime, config: LedgerConfig): LedgerFac
     const { tenantId, orgId, actor } = request.principal;
     return { commandId: randomUUID(), tenantId, orgId, actor, issuedAt: Date.now(), correlationId: String(request.id) };
   };
-  /** Where an events log ends now, as a read_committed reader sees it. */
+  /**
+   * Where an events log ends now: everything written to it, committed or not (its high watermark). A replayed request's
+   * original is committed once its reply comes, but the broker writes the commit markers after it answers EndTxn, so
+   * the last stable offset may not cover the original yet (a replay seen answering from a read model without it); the
+   * read models pass a transaction's records only once it has ended, so this waits for the original, and for any
+   * transaction open below it to end.
+   */
   const logEnd = async (events: TopicSpec): Promise<LogPosition[]> => {
     const topic = namespaced(config.LEDGER_NAMESPACE, events.name);
     const admin = runtime.kafka.admin();
     await admin.connect();
     try {
-      return [...(await logEnds(admin, topic))]
+      return [...(await logEnds(admin, topic, { written: true }))]
         .filter(([, end]) => end > 0n)
         .map(([partition, end]) => ({ topic, partition, offset: (end - 1n).toString() }));
     } finally {

@@ -71,7 +71,8 @@ export const transactionalProducer = (kafka: Kafka, transactionalId: string): Tr
  * The end of each partition of a topic as a read_committed reader sees it (the last stable offset: a transaction still
  * open ends it), by partition.
  */
-export const logEnds = (admin: KafkaAdmin, topic: string): Promise<Map<number, bigint>> => admin.logEnds(topic);
+export const logEnds = (admin: KafkaAdmin, topic: string, options?: { written?: boolean }): Promise<Map<number, bigint>> =>
+  admin.logEnds(topic, options);
 
 /** The named settings of topics, as the broker reports them (topic → setting → value). */
 export const topicSettings = (admin: KafkaAdmin, topics: string[], names: string[]): Promise<Record<string, Record<string, string>>> =>

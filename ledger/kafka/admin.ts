@@ -142,14 +142,17 @@ export class KafkaAdmin {
     };
   }
 
-  /** The end of each partition of a topic as a read_committed reader sees it (the last stable offset), by partition. */
-  async logEnds(topic: string): Promise<Map<number, bigint>> {
+  /**
+   * The end of each partition of a topic as a read_committed reader sees it (the last stable offset), by partition; with
+   * `written`, everything written to it, committed or not (the high watermark).
+   */
+  async logEnds(topic: string, { written = false }: { written?: boolean } = {}): Promise<Map<number, bigint>> {
     const partitions = await this.partitionsOf(topic);
     const [listed] = await this.client.listOffsets({
       topics: [
         { name: topic, partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST })) },
       ],
-      isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+      isolationLevel: written ? FetchIsolationLevels.READ_UNCOMMITTED : FetchIsolationLevels.READ_COMMITTED,
     });
     return new Map((listed?.partitions ?? []).map(({ partitionIndex, offset }) => [partitionIndex, offset]));
   }

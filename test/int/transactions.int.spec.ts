@@ -7,6 +7,7 @@ import {
   inTransaction,
   isBrokerAway,
   kafkaErrorType,
+  logEnds,
   partitionOfKey,
   quietKafka,
   readToEnd,
@@ -234,6 +235,20 @@ describe('transactions on the real broker', () => {
       }).catch((error: unknown) => failures.push(error));
     }
     expect(failures).toEqual([]);
+  });
+
+  it('tells where a log ends as a read_committed reader sees it, and everything written to it: an open transaction between', async () => {
+    const ends = `int-transactions-ends-${randomUUID()}`;
+    await ensureTopics(admin, '', [topicSpec(ends, 'events', 'key')], 1, 1_000_000);
+    await inTransaction(producer, (transaction) => transaction.send({ topic: ends, messages: [{ partition: 0, key: 'a', value: 'a' }] }));
+    const open = await producer.transaction();
+    await open.send({ topic: ends, messages: [{ partition: 0, key: 'b', value: 'b' }] });
+    const [committed, written] = [await logEnds(admin, ends), await logEnds(admin, ends, { written: true })];
+    await open.commit();
+    await admin.deleteTopics({ topics: [ends] }).catch(() => undefined);
+    // a at 0, its commit marker at 1, b at 2: the stable end stops before the open transaction's first record.
+    expect(committed.get(0)).toBe(2n);
+    expect(written.get(0)).toBe(3n);
   });
 
   it('never shows an aborted transaction, even one larger than a fetch (its abort marker in a later response)', async () => {
