@@ -26,7 +26,7 @@ export {
   retryKafka,
   retryTransient,
 } from './kafka/errors.ts';
-export { BATCHED_FETCH, PROMPT_FETCH, type FetchedBatch, type FetchedRecord, type FetchSettings } from './kafka/fetcher.ts';
+export { BATCHED_FETCH, GATHERED_FETCH, PROMPT_FETCH, type FetchedBatch, type FetchedRecord, type FetchSettings } from './kafka/fetcher.ts';
 export { GroupConsumer, type Assignment, type GroupConsumerOptions, type GroupMember, type TopicOffsets } from './kafka/group-consumer.ts';
 export { readPartitions, readToEnd } from './kafka/partition-reader.ts';
 export {

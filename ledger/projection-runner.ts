@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import pg, { type ClientBase, type QueryResult } from 'pg';
 import type { EventCodec } from './event-codec.ts';
 import { GroupCommit } from './group-commit.ts';
-import { GroupConsumer, type FetchedBatch, type Kafka } from './kafka.ts';
+import { GATHERED_FETCH, GroupConsumer, PROMPT_FETCH, type FetchedBatch, type FetchSettings, type Kafka } from './kafka.ts';
 import { periodicallyCommitting, type PeriodicCommit } from './periodic-commit.ts';
 import type { Logger } from './logger.ts';
 import type { RecordedEvent } from './message.ts';
@@ -99,6 +99,11 @@ export function projectionGroups(projections: readonly Projection[]): Projection
   return [...groups.values()];
 }
 
+/** How a runner fetches: gathered (GATHERED_FETCH) only where every member asks for it, else promptly. */
+export function fetchOf(projections: readonly Projection[]): FetchSettings {
+  return projections.every((p) => p.fetch === 'gathered') ? GATHERED_FETCH : PROMPT_FETCH;
+}
+
 /** The name of a group of projections (of one projection: its name), for its part, its log and its consumer group. */
 export const groupName = (projections: readonly Pick<Projection, 'name'>[]): string => projections.map((p) => p.name).join('+');
 
@@ -164,6 +169,7 @@ export class ProjectionRunner {
       {
         groupId,
         topics: [...new Set(this.members.flatMap((member) => [...member.topics]))],
+        fetch: fetchOf(this.projections),
         ...(kafka.instanceId ? { instanceId: kafka.instanceId } : {}),
         eachBatch: async (batch) => {
           this.lag.set(partitionKey(batch.topic, batch.partition), {

@@ -37,6 +37,13 @@ export const PROMPT_FETCH: FetchSettings = { maxWaitMs: 1_000, minBytes: 1, maxB
  */
 export const BATCHED_FETCH: FetchSettings = { ...PROMPT_FETCH, minBytes: 64 * 1024 };
 
+/**
+ * How a reader fetches whose bulk no request waits for but some writes do (a read model awaited on few of its topics):
+ * the broker answers once 16 KiB are there or 50 ms have passed, so a run of writes is read in one fetch and applied
+ * in one round, and an awaited write waits at most 50 ms longer.
+ */
+export const GATHERED_FETCH: FetchSettings = { ...PROMPT_FETCH, minBytes: 16 * 1024, maxWaitMs: 50 };
+
 type Cursor = { topic: string; partition: number; offset: bigint; busy: boolean };
 
 const IS_TRANSACTIONAL = 0x10;

@@ -241,6 +241,8 @@ export const pushProjection: Projection = projection<PushEvent>({
   topics: [productAggregate.events, productPushAggregate.events, connectionAggregate.events, itemPushAggregate.events],
   // A catalog write does not wait for the push queue (nothing it answers shows it); a saved connection's sync status does.
   awaitedOn: [connectionAggregate.events],
+  // Its bulk, the catalog's events, no write waits for: read in fewer, larger rounds.
+  fetch: 'gathered',
   migrations: pushMigrations,
   canHandle: [...productEventTypes, ...(Object.keys(otherEvents) as PushQueueEvent['type'][])],
   handle: pushBatchOf(handlerOf(otherEvents)),
