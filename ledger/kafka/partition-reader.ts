@@ -55,6 +55,26 @@ export async function readPartitions(
   }
 }
 
+/** How long a read to the end waits for what was written before it to become stable (see `stableEnds`). */
+const STABLE_WAIT_MS = 5_000;
+
+/**
+ * The end of each partition as a read_committed reader sees it, once it covers what was written before the call: a
+ * transaction's commit is answered before the broker writes its markers, so a writer's committed records may still lie
+ * beyond the stable end for a moment. A transaction left open longer (a producer killed in one) is read past after
+ * STABLE_WAIT_MS, as the stable end then stands.
+ */
+async function stableEnds(admin: KafkaAdmin, topic: string): Promise<Map<number, bigint>> {
+  const written = await admin.logEnds(topic, { written: true });
+  const deadline = Date.now() + STABLE_WAIT_MS;
+  for (;;) {
+    const stable = await admin.logEnds(topic);
+    const behind = [...written].some(([partition, end]) => (stable.get(partition) ?? 0n) < end);
+    if (!behind || Date.now() >= deadline) return stable;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Every committed record of a topic up to its end at the call, partition by partition, in order within each. */
 export async function readToEnd(
   kafka: Kafka,
@@ -65,7 +85,7 @@ export async function readToEnd(
   const admin = new KafkaAdmin(kafka);
   let ends: Map<number, bigint>;
   try {
-    ends = await admin.logEnds(topic);
+    ends = await stableEnds(admin, topic);
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

@@ -251,6 +251,21 @@ describe('transactions on the real broker', () => {
     expect(written.get(0)).toBe(3n);
   });
 
+  it('reads to the end what was written before the read, once its transaction has ended (the markers come after the commit)', async () => {
+    const stable = `int-transactions-stable-${randomUUID()}`;
+    await ensureTopics(admin, '', [topicSpec(stable, 'events', 'key')], 1, 1_000_000);
+    const open = await producer.transaction();
+    await open.send({ topic: stable, messages: [{ partition: 0, key: 'late', value: 'late' }] });
+    const keys: string[] = [];
+    const read = readToEnd(kafka, stable, (batch) => keys.push(...batch.messages.map((m) => m.key?.toString() ?? '')));
+    // Committed only once the read has begun: the stable end at its call did not cover the record yet.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await open.commit();
+    await read;
+    await admin.deleteTopics({ topics: [stable] }).catch(() => undefined);
+    expect(keys).toEqual(['late']);
+  });
+
   it('never shows an aborted transaction, even one larger than a fetch (its abort marker in a later response)', async () => {
     const large = `int-transactions-aborted-${randomUUID()}`;
     await ensureTopics(admin, '', [topicSpec(large, 'events', 'key')], 1, 1_000_000);
