@@ -5,6 +5,7 @@ import { signRequest } from '../../commands/acp/ucp-message-signature.ts';
 import { ucpOrderOf } from '../../commands/acp/ucp-order.ts';
 import { ucpProfilePath, ucpSigningKeyOf } from '../../commands/acp/ucp-signing-key.ts';
 import { ItemQueue } from '../../ledger/item-queue.ts';
+import { ReadModelGate } from '../../ledger/read-model-gate.ts';
 import type { Worker } from '../../ledger/runtime.ts';
 import { sendCommand, SYSTEM_ACTOR } from '../../ledger/send-command.ts';
 import { uuidv5 } from '../../ledger/uuid-v5.ts';
@@ -55,21 +56,15 @@ const JSON_TYPE = 'application/json';
 const IDLE_POLL_MS = 5_000;
 
 /**
- * What a projection's progress means to the notifier: the checkout read model's may complete a session (look again
- * whether any is); the order read model's may owe a completed session's platform an event, so it wakes the notifier
- * only while some session is completed.
+ * Only the checkout read model's progress can complete a session; the order read model's may owe a completed session's
+ * platform an event, so it wakes the notifier only while some session is completed.
  */
-export function checkoutNoticesNews(news: { projection: string; anyCompleted: boolean }): { wake: boolean; sessionsChanged: boolean } {
-  const sessionsChanged = news.projection === checkoutProjection.name;
-  return { wake: sessionsChanged || news.anyCompleted, sessionsChanged };
-}
+export const sessionsChangedBy = (projection: string): boolean => projection === checkoutProjection.name;
 
 class CheckoutNotifier {
   private abort = new AbortController();
   /** Whether any checkout session is completed: until then no order event is owed, whatever the orders do. */
-  private anyCompleted = false;
-  /** When that was looked at; 0: look again (the checkout read model moved, or the look failed). */
-  private completedCheckedAt = 0;
+  private readonly anyCompleted: ReadModelGate;
 
   private readonly context: WorkerContext;
   private readonly options: CheckoutNotifierOptions;
@@ -77,12 +72,17 @@ class CheckoutNotifier {
   constructor(context: WorkerContext, options: CheckoutNotifierOptions) {
     this.context = context;
     this.options = options;
+    this.anyCompleted = new ReadModelGate({
+      read: () => anyCompletedSession(context.deps.db),
+      changedBy: sessionsChangedBy,
+      pollMs: IDLE_POLL_MS,
+    });
   }
 
   hooks(): WorkerHooks {
     return new ItemQueue(this.context, 'checkout-notifier', this.options.noticesAtOnce, {
       queue: async (limit): Promise<Owed[]> => {
-        if (!(await this.sessionsCompleted())) return [];
+        if (!(await this.anyCompleted.holds())) return [];
         return [
           ...(await orderNoticesOwed(this.context.deps.db, limit)).map((row) => ({ kind: 'order_create' as const, row })),
           ...(await orderUpdatesOwed(this.context.deps.db, limit)).map((row) => ({ kind: 'order_update' as const, row })),
@@ -93,27 +93,12 @@ class CheckoutNotifier {
     }).hooks({
       open: async () => {
         this.abort = new AbortController();
-        this.completedCheckedAt = 0;
+        this.anyCompleted.forget();
       },
-      news: (projection) => {
-        const { wake, sessionsChanged } = checkoutNoticesNews({ projection, anyCompleted: this.anyCompleted });
-        if (sessionsChanged) this.completedCheckedAt = 0;
-        return wake;
-      },
+      news: (projection, topic) => this.anyCompleted.news(projection, topic).wake,
       stopping: () => this.abort.abort(),
       close: async () => undefined,
     });
-  }
-
-  /** Looked at again after the checkout read model's progress, and at least every idle poll (a notice may be lost). */
-  private async sessionsCompleted(): Promise<boolean> {
-    if (Date.now() - this.completedCheckedAt < IDLE_POLL_MS) return this.anyCompleted;
-    this.completedCheckedAt = Date.now();
-    this.anyCompleted = await anyCompletedSession(this.context.deps.db).catch((error: unknown) => {
-      this.completedCheckedAt = 0;
-      throw error;
-    });
-    return this.anyCompleted;
   }
 
   /** ACP's `WebhookEvent`, signed with the tenant's webhook secret. */

@@ -7,6 +7,7 @@ import { postCommand } from '../../ledger/send-command.ts';
 import { sleep } from '../../ledger/sleep.ts';
 import { errorField } from '../../ledger/throttled-log.ts';
 import { namespaced } from '../../ledger/topics.ts';
+import { ReadModelGate } from '../../ledger/read-model-gate.ts';
 import { defineWorker, logFailure, type WorkerContext, type WorkerHooks } from '../../ledger/worker.ts';
 import { catalogProjection } from '../../projections/catalog/catalog-projection.ts';
 import { pushProjection } from '../../projections/integrations/push-projection.ts';
@@ -55,12 +56,8 @@ class PushWorker implements WorkerHooks {
   private readonly deps: WorkerDeps;
   private queueChanged = true;
   private lastWebhookCheck = 0;
-  /** Whether a connection is active, as the push queue showed it when last looked at; no claims while none is. */
-  private anyActive = true;
-  /** When that was; 0: look again (connections changed, or the look failed). */
-  private activeCheckedAt = 0;
-  /** The topic whose progress in the push queue may change which connections are active. */
-  private readonly connectionsTopic: string;
+  /** Whether any connection is active (the push queue's `connections`): no claims while none is. */
+  private readonly anyActive: ReadModelGate;
   /** Calls in flight per connection (its platform has not answered yet). */
   private readonly inFlight = new Map<string, number>();
   /** Claimed items waiting for a free slot of their connection (their leases cover the wait). */
@@ -80,29 +77,27 @@ class PushWorker implements WorkerHooks {
     this.options = options;
 
     this.deps = context.deps;
-    this.connectionsTopic = namespaced(this.deps.namespace, connectionAggregate.events.name);
+    const connectionsTopic = namespaced(this.deps.namespace, connectionAggregate.events.name);
+    this.anyActive = new ReadModelGate({
+      read: () => anyActiveConnection(this.deps.db),
+      changedBy: connectionsChangedBy(connectionsTopic),
+      pollMs: IDLE_POLL_MS,
+    });
     this.onError = logFailure(context, 'push-claim', 'push worker could not claim work; trying again');
   }
 
   readonly open = async (): Promise<void> => {
     this.provider = this.options.provider();
+    this.anyActive.forget();
   };
 
   /**
    * New requests and reported outcomes reach the queue through the push projection; a request becomes due once the
-   * catalog projection shows its product (`pushQueueNews`).
+   * catalog projection shows its product. Nothing is due while no connection is active.
    */
   readonly news = (projection: string, topic: string): boolean => {
-    const { wake, connectionsChanged } = pushQueueNews({
-      projection,
-      topic,
-      connectionsTopic: this.connectionsTopic,
-      anyActive: this.anyActive,
-    });
-    if (connectionsChanged) {
-      this.queueChanged = true;
-      this.activeCheckedAt = 0;
-    }
+    const { wake, changed } = this.anyActive.news(projection, topic);
+    if (changed) this.queueChanged = true;
     return wake;
   };
 
@@ -115,15 +110,7 @@ class PushWorker implements WorkerHooks {
       this.lastWebhookCheck = Date.now();
       await this.subscribeWebhooks();
     }
-    // Looked at again after the queue's progress, and at least every idle poll (a notification may be lost).
-    if (Date.now() - this.activeCheckedAt >= IDLE_POLL_MS) {
-      this.activeCheckedAt = Date.now();
-      this.anyActive = await anyActiveConnection(this.deps.db).catch((error: unknown) => {
-        this.activeCheckedAt = 0;
-        throw error;
-      });
-    }
-    const claimed = this.anyActive ? await this.claimAndPush() : 0;
+    const claimed = (await this.anyActive.holds()) ? await this.claimAndPush() : 0;
     return claimed === 0 ? undefined : 0;
   };
 
@@ -358,20 +345,15 @@ class PushWorker implements WorkerHooks {
 }
 
 /**
- * What the progress of one of the push worker's projections means to it. Only a connection event can make a connection
- * active or not (the push queue's `connections`, which the push projection keeps), so only the push projection's
- * progress on the connections' topic has the worker look again whether any is active, and again for missing webhook
- * subscriptions; any other progress (a product, an explicit request, a reported outcome, the catalog) wakes it only
- * while a connection is active, as nothing can be due without one. A catalog-only service so does no push-queue work
- * per write.
+ * Only a connection event can make a connection active or not (the push queue's `connections`, which the push
+ * projection keeps): only the push projection's progress on the connections' topic has the worker look again, and
+ * again for missing webhook subscriptions. Any other progress (a product, a request, an outcome, the catalog) wakes it
+ * only while a connection is active.
  */
-export function pushQueueNews(news: { projection: string; topic: string; connectionsTopic: string; anyActive: boolean }): {
-  wake: boolean;
-  connectionsChanged: boolean;
-} {
-  const connectionsChanged = news.projection === pushProjection.name && news.topic === news.connectionsTopic;
-  return { wake: connectionsChanged || news.anyActive, connectionsChanged };
-}
+export const connectionsChangedBy =
+  (connectionsTopic: string) =>
+  (projection: string, topic: string): boolean =>
+    projection === pushProjection.name && topic === connectionsTopic;
 
 /** The product push to every active connection, with its provider client made afresh on every (re)start. */
 export const pushWorker = (options: PushWorkerOptions): Worker =>
