@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sleep } from '../sleep.ts';
 import { UnfilteredConsumer } from './unfiltered-consumer.ts';
 import { KafkaAdmin } from './admin.ts';
 import type { ClientSettings as Kafka } from './settings.ts';
@@ -71,7 +72,7 @@ async function stableEnds(admin: KafkaAdmin, topic: string): Promise<Map<number,
     const stable = await admin.logEnds(topic);
     const behind = [...written].some(([partition, end]) => (stable.get(partition) ?? 0n) < end);
     if (!behind || Date.now() >= deadline) return stable;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }
 

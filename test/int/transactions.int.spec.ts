@@ -21,6 +21,7 @@ import {
   type TransactionalProducer,
 } from '../../ledger/kafka.ts';
 import { isGenerationMoved } from '../../ledger/partition-tasks.ts';
+import { sleep } from '../../ledger/sleep.ts';
 import { topic as topicSpec } from '../../ledger/topics.ts';
 import { startPrivateKafka, type PrivateKafka } from '../support/private-kafka.ts';
 
@@ -259,7 +260,7 @@ describe('transactions on the real broker', () => {
     const keys: string[] = [];
     const read = readToEnd(kafka, stable, (batch) => keys.push(...batch.messages.map((m) => m.key?.toString() ?? '')));
     // Committed only once the read has begun: the stable end at its call did not cover the record yet.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     await open.commit();
     await read;
     await admin.deleteTopics({ topics: [stable] }).catch(() => undefined);
