@@ -4,7 +4,7 @@ import { newTenant, type Tenant } from '../test/support/client.ts';
 import { orderRequest, stocked } from '../test/support/orders.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
 import { processCpu } from './cpu.ts';
-import { brokerAndPostgresCpu } from './service-work.ts';
+import { brokerAgeLine, brokerAndPostgresCpu } from './service-work.ts';
 import { percentile } from './measure.ts';
 
 /**
@@ -39,6 +39,7 @@ type Side = {
 };
 
 const stack = await ensureStack({ log: () => undefined });
+const brokerAtStart = brokerAgeLine('when this run began');
 const env = { LOG_LEVEL: 'error', RATE_LIMIT_TENANT_IN_FLIGHT: '1000' };
 /** `BENCH_AB_THIS_ENV` / `BENCH_AB_OTHER_ENV`: `NAME=value` pairs, space-separated, for one side's service only. */
 const sideEnv = (pairs = '') =>
@@ -114,6 +115,7 @@ try {
       `| ${name} | ${latencies.length} | ${(latencies.length / seconds).toFixed(0)} | ${p50} | ${p90} | ${p99} | ${service} | ${kafka} | ${postgres} |`,
     );
   }
+  console.log(brokerAtStart);
 } finally {
   for (const { service } of sides) await service.discard();
 }

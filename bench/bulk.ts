@@ -10,7 +10,7 @@ import { productsTable } from './postgres-baseline.ts';
 import { phaseLog, printCpu, sumOf, type Column, type Phase } from './cpu-report.ts';
 import { memorySampler } from './memory-sampler.ts';
 import { importItems, mb, memoryKb, rssSampler } from './seed.ts';
-import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
+import { brokerAgeLine, stackCpuSources, untilReady, workCounter } from './service-work.ts';
 
 /**
  * Issue 13's bulk jobs: a BULK_IMPORT of N products, then a BULK_UPDATE and a BULK_DELETE of some of them, each timed
@@ -20,6 +20,7 @@ import { stackCpuSources, untilReady, workCounter } from './service-work.ts';
  */
 const loadAtStart = loadavg();
 const stack = await ensureStack({ log: () => undefined });
+const brokerAtStart = brokerAgeLine('when this run began');
 const N = Number(process.env.BENCH_BULK_IMPORT ?? 100_000);
 const U = Math.min(Number(process.env.BENCH_BULK_UPDATE ?? 10_000), N);
 const D = Math.min(Number(process.env.BENCH_BULK_DELETE ?? 10_000), N - U);
@@ -335,6 +336,7 @@ console.log(
 );
 const fmt = (l: number[]) => l.map((x) => x.toFixed(2)).join(', ');
 console.log(`\nload average at the start: ${fmt(loadAtStart)}; at the end: ${fmt(loadavg())}`);
+console.log(brokerAtStart);
 if (failure) {
   console.error(failure);
   process.exit(1);

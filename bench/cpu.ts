@@ -14,7 +14,7 @@ export const CLOCK_TICKS_PER_SECOND = (() => {
 })();
 const msPerTick = 1000 / CLOCK_TICKS_PER_SECOND;
 
-type ProcStat = { comm: string; ppid: number; ticks: number; childTicks: number };
+type ProcStat = { comm: string; ppid: number; ticks: number; childTicks: number; startTicks: number };
 
 /** Undefined when the process is gone (or there is no /proc). */
 export function procStat(pid: number): ProcStat | undefined {
@@ -29,7 +29,15 @@ export function procStat(pid: number): ProcStat | undefined {
   const comm = text.slice(text.indexOf('(') + 1, close);
   const fields = text.slice(close + 2).split(' '); // fields[0] is field 3 (state), so field n is fields[n - 3]
   const n = (field: number) => Number(fields[field - 3]);
-  return { comm, ppid: n(4), ticks: n(14) + n(15), childTicks: n(16) + n(17) };
+  return { comm, ppid: n(4), ticks: n(14) + n(15), childTicks: n(16) + n(17), startTicks: n(22) };
+}
+
+/** How long a process has run and how much CPU it has spent so far (undefined when it is gone). */
+export function processAge(pid: number): { seconds: number; cpuSeconds: number } | undefined {
+  const stat = procStat(pid);
+  if (!stat) return undefined;
+  const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  return { seconds: uptime - stat.startTicks / CLOCK_TICKS_PER_SECOND, cpuSeconds: stat.ticks / CLOCK_TICKS_PER_SECOND };
 }
 
 const allPids = (): number[] => {

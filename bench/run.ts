@@ -12,7 +12,7 @@ import { cpuBetween, readCpu, type CpuReading } from './cpu.ts';
 import { percentOfCore, printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { expectStatus, measure, opsPerSecond, printFigures } from './measure.ts';
 import { startBaselineProcess } from './baseline-process.ts';
-import { stackCpuSources } from './service-work.ts';
+import { brokerAgeLine, stackCpuSources } from './service-work.ts';
 
 /**
  * Each figure of the service is printed beside a baseline measured in the same run on the same machine: a bare
@@ -20,6 +20,7 @@ import { stackCpuSources } from './service-work.ts';
  * (insert the product row, read it back) for what users would pick instead; and the CPU each costs, by process.
  */
 const stack = await ensureStack({ log: () => undefined });
+const brokerAtStart = brokerAgeLine('when this run began');
 const N = Number(process.env.BENCH_REQUESTS ?? 1000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
@@ -209,4 +210,5 @@ const serviceLog = readFileSync(
 );
 const restarts = serviceLog.split('\n').filter((line) => /Restarting the consumer|failed; restarting it/.test(line)).length;
 console.log(`\nconsumer restarts in the service log during the run: ${restarts}`);
+console.log(brokerAtStart);
 process.exit(0);

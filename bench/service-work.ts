@@ -4,15 +4,29 @@ import { withDatabase } from '../ledger/database.ts';
 import { brokerPid } from '../stack/kafka/kafka.ts';
 import { stackDir } from '../stack/stack.ts';
 import type { Service } from '../test/support/service-process.ts';
-import { commandCpu, DatabaseBackends, findPid, machineCpu, processCpu, type CpuSource } from './cpu.ts';
+import { commandCpu, DatabaseBackends, findPid, machineCpu, processAge, processCpu, type CpuSource } from './cpu.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+const localBrokerPid = () => brokerPid(stackDir()) ?? findPid('kafka.Kafka');
+
 /** The local stack's broker and every Postgres process (the postmaster, its background processes and backends). */
 export const brokerAndPostgresCpu = (): [kafka: CpuSource, postgres: CpuSource] => {
-  const kafkaPid = brokerPid(stackDir()) ?? findPid('kafka.Kafka');
+  const kafkaPid = localBrokerPid();
   return [processCpu('kafka', () => kafkaPid), commandCpu('postgres', 'postgres')];
 };
+
+/**
+ * The broker's age and the CPU it had spent, as a line of a bench's report: its JIT compiles as load comes, so a broker
+ * fresh from `npm run stack:up` spends several times more per request in its first minutes under load (bench/README.md,
+ * 2026-12-07), and two runs compare only beside the broker's state at each.
+ */
+export function brokerAgeLine(when: string): string {
+  const pid = localBrokerPid();
+  const age = pid === undefined ? undefined : processAge(pid);
+  if (!age) return `the broker ${when}: not found`;
+  return `the broker ${when}: up ${(age.seconds / 60).toFixed(1)} min, ${age.cpuSeconds.toFixed(0)} s of CPU spent (its JIT warms with load: a young broker costs more per request)`;
+}
 
 /**
  * The processes a bench of a service on the local stack reads its CPU from: itself, a baseline server (a process of its

@@ -7,7 +7,7 @@ import { startUnifiedStandIn } from '../stack/unified/stand-in.ts';
 import { newTenant, type Tenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName, type Service } from '../test/support/service-process.ts';
 import { cpuBetween, readCpu } from './cpu.ts';
-import { stackCpuSources, untilReady, workCounter, type Work } from './service-work.ts';
+import { brokerAgeLine, stackCpuSources, untilReady, workCounter, type Work } from './service-work.ts';
 import { printCpu, sumOf, withOthers, type Column, type Phase } from './cpu-report.ts';
 import { measure, opsPerSecond, type Figures } from './measure.ts';
 import { startBaselineProcess } from './baseline-process.ts';
@@ -19,6 +19,7 @@ import { startBaselineProcess } from './baseline-process.ts';
  * same run. Issue 30's goal: at least 0.3× that baseline's deliveries per second, and exactly one order per event after.
  */
 const stack = await ensureStack({ log: () => undefined });
+const brokerAtStart = brokerAgeLine('when this run began');
 const N = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 800);
 const REDELIVERIES = Number(process.env.BENCH_WEBHOOK_REDELIVERIES ?? 3);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 20);
@@ -329,6 +330,7 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(', ')}`,
 );
+console.log(brokerAtStart);
 if (failure) {
   console.error(failure);
   process.exit(1);
