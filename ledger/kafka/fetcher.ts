@@ -25,8 +25,17 @@ export type FetchedBatch = {
   highWatermark: string;
 };
 
-/** How a reader fetches: the broker answers once `minBytes` are there or `maxWaitMs` has passed. */
-export type FetchSettings = { maxWaitMs: number; minBytes: number; maxBytes: number; partitionMaxBytes: number };
+/**
+ * How a reader fetches: the broker answers once `minBytes` are there or `maxWaitMs` has passed. `whenIdle`: how it
+ * fetches after a fetch that brought no record (none: the same way).
+ */
+export type FetchSettings = {
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  partitionMaxBytes: number;
+  whenIdle?: FetchSettings;
+};
 
 export const PROMPT_FETCH: FetchSettings = { maxWaitMs: 1_000, minBytes: 1, maxBytes: 50 * 1024 * 1024, partitionMaxBytes: 1024 * 1024 };
 
@@ -40,9 +49,14 @@ export const BATCHED_FETCH: FetchSettings = { ...PROMPT_FETCH, minBytes: 64 * 10
 /**
  * How a reader fetches whose bulk no request waits for but some writes do (a read model awaited on few of its topics):
  * the broker answers once 16 KiB are there or 50 ms have passed, so a run of writes is read in one fetch and applied
- * in one round, and an awaited write waits at most 50 ms longer.
+ * in one round, and an awaited write waits at most 50 ms longer. Once a fetch brings nothing it fetches promptly (the
+ * first record answers it): idle, it asked the broker twenty times a second for nothing.
  */
-export const GATHERED_FETCH: FetchSettings = { ...PROMPT_FETCH, minBytes: 16 * 1024, maxWaitMs: 50 };
+export const GATHERED_FETCH: FetchSettings = { ...PROMPT_FETCH, minBytes: 16 * 1024, maxWaitMs: 50, whenIdle: PROMPT_FETCH };
+
+/** How the next fetch goes: as `settings` say, or as they say for an idle reader once the last fetch brought nothing. */
+export const nextFetch = (settings: FetchSettings, lastBroughtRecords: boolean): FetchSettings =>
+  lastBroughtRecords ? settings : (settings.whenIdle ?? settings);
 
 type Cursor = { topic: string; partition: number; offset: bigint; busy: boolean };
 
@@ -65,6 +79,8 @@ export class Fetcher {
   private stopped = false;
   private pumping = false;
   private pumpAgain = false;
+  /** Whether the last answered fetch brought records (a reader starts as one that is busy). */
+  private broughtRecords = true;
 
   private readonly client: ClientConsumer;
   private readonly settings: FetchSettings;
@@ -166,21 +182,22 @@ export class Fetcher {
     const byTopic = new Map<string, Cursor[]>();
     for (const cursor of cursors) byTopic.set(cursor.topic, [...(byTopic.get(cursor.topic) ?? []), cursor]);
     const requested = new Map(cursors.map((cursor) => [keyOf(cursor.topic, cursor.partition), cursor.offset]));
+    const settings = nextFetch(this.settings, this.broughtRecords);
     let response: FetchResponse | undefined;
     let failure: unknown;
     try {
       response = await this.client.fetch({
         node: leader,
-        maxWaitTime: this.settings.maxWaitMs,
-        minBytes: this.settings.minBytes,
-        maxBytes: this.settings.maxBytes,
+        maxWaitTime: settings.maxWaitMs,
+        minBytes: settings.minBytes,
+        maxBytes: settings.maxBytes,
         isolationLevel: FetchIsolationLevels.READ_COMMITTED,
         topics: [...byTopic].map(([topic, partitions]) => ({
           topicId: [...topicOf].find(([, name]) => name === topic)?.[0] ?? '',
           partitions: partitions.map(({ partition, offset }) => ({
             partition,
             fetchOffset: offset,
-            partitionMaxBytes: this.settings.partitionMaxBytes,
+            partitionMaxBytes: settings.partitionMaxBytes,
             currentLeaderEpoch: -1,
             lastFetchedEpoch: -1,
           })),
@@ -218,6 +235,7 @@ export class Fetcher {
       return;
     }
     this.failures = 0;
+    this.broughtRecords = batches.some(({ batch }) => batch.messages.length > 0);
     if (failure !== undefined) this.client.clearMetadata();
     // The leader is asked again once this fetch's batches are handled, for all its partitions at once: a fetch sent
     // meanwhile would leave the partitions being handled out of it until its long poll ends.
