@@ -79,8 +79,8 @@ export class Fetcher {
   private stopped = false;
   private pumping = false;
   private pumpAgain = false;
-  /** Whether the last answered fetch brought records (a reader starts as one that is busy). */
-  private broughtRecords = true;
+  /** By leader, whether its last answered fetch brought records (none yet: taken as busy). */
+  private readonly broughtRecords = new Map<number, boolean>();
 
   private readonly client: ClientConsumer;
   private readonly settings: FetchSettings;
@@ -182,7 +182,7 @@ export class Fetcher {
     const byTopic = new Map<string, Cursor[]>();
     for (const cursor of cursors) byTopic.set(cursor.topic, [...(byTopic.get(cursor.topic) ?? []), cursor]);
     const requested = new Map(cursors.map((cursor) => [keyOf(cursor.topic, cursor.partition), cursor.offset]));
-    const settings = nextFetch(this.settings, this.broughtRecords);
+    const settings = nextFetch(this.settings, this.broughtRecords.get(leader) ?? true);
     let response: FetchResponse | undefined;
     let failure: unknown;
     try {
@@ -235,7 +235,8 @@ export class Fetcher {
       return;
     }
     this.failures = 0;
-    this.broughtRecords = batches.some(({ batch }) => batch.messages.length > 0);
+    const broughtRecords = batches.some(({ batch }) => batch.messages.length > 0);
+    this.broughtRecords.set(leader, broughtRecords);
     if (failure !== undefined) this.client.clearMetadata();
     // The leader is asked again once this fetch's batches are handled, for all its partitions at once: a fetch sent
     // meanwhile would leave the partitions being handled out of it until its long poll ends.
