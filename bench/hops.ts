@@ -67,21 +67,27 @@ rmSync(traceDir, { recursive: true, force: true });
 hops.sort((a, b) => a.start - b.start);
 const writes = hops.filter((hop) => hop.kind === 'http' && hop.name.startsWith('POST /api/v1/pim/products')).slice(-N);
 
-/** A write's steps, ms from its request's first byte, or undefined when one of them is not found. */
-function stepsOf(write: Hop): { steps: [string, number][]; inside: Hop[] } | undefined {
+/** The processor thread's request `name` that starts at or after `from` (and, if given, ends before `until`). */
+const requestIn = (inside: Hop[], name: string, from: number, until = Infinity) =>
+  inside.find((hop) => hop.thread !== 'main' && hop.name === name && hop.start >= from && hop.end <= until);
+
+/**
+ * A write's steps in ms (undefined for one it did not take: transactions version 2 sends no AddPartitionsToTxn and no
+ * AddOffsetsToTxn), or undefined when a step every write takes is not found.
+ */
+function stepsOf(write: Hop): { steps: [string, number | undefined][]; inside: Hop[] } | undefined {
   const within = (t: number) => t >= write.start && t <= write.end;
   const inside = hops.filter((hop) => hop !== write && (within(hop.start) || within(hop.end)));
-  const at = (t: number) => t - write.start;
   const produce = inside.find((hop) => hop.thread === 'main' && hop.name === 'Produce' && hop.start >= write.start);
-  if (!produce) return undefined;
-  const transaction: Hop[] = [];
-  for (const name of TRANSACTION) {
-    const after = transaction.at(-1)?.end ?? produce.end;
-    const hop = inside.find((h) => h.thread !== 'main' && h.name === name && h.start >= after);
-    if (!hop) return undefined;
-    transaction.push(hop);
-  }
-  const [first, , , , endTxn] = transaction as [Hop, Hop, Hop, Hop, Hop];
+  const events = produce && requestIn(inside, 'Produce', produce.start);
+  const offsets = events && requestIn(inside, 'TxnOffsetCommit', events.end);
+  const endTxn = offsets && requestIn(inside, 'EndTxn', offsets.end);
+  if (!produce || !events || !offsets || !endTxn) return undefined;
+  const addPartitions = requestIn(inside, 'AddPartitionsToTxn', produce.start, events.start);
+  const addOffsets = requestIn(inside, 'AddOffsetsToTxn', events.end, offsets.start);
+  const transaction = [addPartitions, events, addOffsets, offsets, endTxn];
+  // The processor may hear of the command before the edge hears that it is written.
+  const first = addPartitions ?? events;
   // The catalog's writes, then the last transaction begun before them (the push runner's may begin first).
   const writes = inside.find((hop) => hop.kind === 'pg' && hop.start >= endTxn.end && hop.name.startsWith('insert into "rm_catalog"'));
   const begin =
@@ -93,18 +99,22 @@ function stepsOf(write: Hop): { steps: [string, number][]; inside: Hop[] } | und
   const readBack = inside.find(
     (hop) => hop.kind === 'pg' && hop.start >= writes.start && hop.name.startsWith('select * from "rm_catalog"."products"'),
   );
-  const steps: [string, number][] = [
-    ['the edge, until the command is sent', at(produce.start)],
-    ['the command produced (its round trip)', produce.end - produce.start],
+  const length = (hop: Hop | undefined) => (hop ? hop.end - hop.start : undefined);
+  const steps: [string, number | undefined][] = [
+    ['the edge, until the command is sent', produce.start - write.start],
+    ['the command produced (its round trip)', length(produce)],
     ['until the processor begins its transaction', first.start - produce.end],
-    ...transaction.map((hop, i): [string, number] => [`  ${hop.name}${i === 1 ? ' (events, state)' : ''}`, hop.end - hop.start]),
-    ['  between them (the processor thread)', endTxn.end - first.start - transaction.reduce((sum, hop) => sum + hop.end - hop.start, 0)],
+    ...TRANSACTION.map((name, i): [string, number | undefined] => [
+      `  ${name}${i === 1 ? ' (events, state)' : ''}`,
+      length(transaction[i]),
+    ]),
+    ['  between them (the processor thread)', endTxn.end - first.start - transaction.reduce((sum, hop) => sum + (length(hop) ?? 0), 0)],
     ['until the projection begins (markers, fetch)', begin.start - endTxn.end],
-    ['  begin, lock, checkpoints (Postgres)', begin.end - begin.start],
+    ['  begin, lock, checkpoints (Postgres)', length(begin)],
     ['  between them (the main thread)', writes.start - begin.end],
-    ['  rows, checkpoints, commit (Postgres)', writes.end - writes.start],
+    ['  rows, checkpoints, commit (Postgres)', length(writes)],
     ['until the answer (notice, read-back, reply)', write.end - writes.end],
-    ['  of it, the read-back (Postgres)', readBack ? readBack.end - readBack.start : 0],
+    ['  of it, the read-back (Postgres)', length(readBack)],
   ];
   return { steps, inside };
 }
@@ -115,11 +125,12 @@ const found = writes.flatMap((write) => {
 });
 const total = (write: Hop) => write.end - write.start;
 console.log(`POST /products c=1: ${N} writes, ${(N / (figures?.seconds ?? 1)).toFixed(0)}/s, p50 ${figures?.p50.toFixed(1)} ms`);
-console.log(`${found.length} of ${writes.length} writes with every step found; the median of each step, ms:`);
+console.log(`${found.length} of ${writes.length} writes with their steps found; the median of each step, ms:`);
 const names = found[0]?.steps.map(([name]) => name) ?? [];
 for (const [i, name] of names.entries()) {
-  const values = found.map(({ steps }) => steps[i]?.[1] ?? 0).sort((a, b) => a - b);
-  console.log(`  ${name.padEnd(50)} ${percentile(values, 50).toFixed(2).padStart(6)}`);
+  const values = found.flatMap(({ steps }) => (steps[i]?.[1] === undefined ? [] : [steps[i][1]])).sort((a, b) => a - b);
+  const taken = values.length === found.length ? '' : `  (in ${values.length} of ${found.length} writes)`;
+  console.log(`  ${name.padEnd(50)} ${values.length === 0 ? '     —' : percentile(values, 50).toFixed(2).padStart(6)}${taken}`);
 }
 const totals = found.map(({ write }) => total(write)).sort((a, b) => a - b);
 console.log(`  ${'the write, at the service'.padEnd(50)} ${percentile(totals, 50).toFixed(2).padStart(6)}`);
