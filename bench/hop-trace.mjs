@@ -1,7 +1,8 @@
 // Preloaded into the service by `npm run bench:hops` (`--import`, every thread): notes, with the wall-clock time, every
 // Kafka request from its send to its answer (the client's `plt:kafka:connections:api` channel), every `pg` query from
-// its send to its result and every notice a `pg` client hears, and every HTTP request from its first byte read to its answer; each thread writes its own
-// file into HOP_TRACE_DIR when it exits. Nothing of the service is changed but the timing of `pg`'s query calls.
+// its send to its result, every notice a `pg` client hears, and every HTTP request from its first byte read to its
+// answer; each thread writes its own file into HOP_TRACE_DIR when it exits. Nothing of the service is changed but the
+// timing of `pg`'s calls.
 import dc from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

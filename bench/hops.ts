@@ -13,7 +13,7 @@ import { measure, percentile } from './measure.ts';
  * HTTP request with its wall-clock start and end, by thread. Printed: the median of each step of a write across the
  * writes, and the median write's own timeline. The steps are found by what they send (the command's Produce from the
  * main thread, the transaction's requests from the processor thread, the catalog projection's two Postgres round
- * trips), so a write whose steps are not all there (a round that carried two writes) is left out of the medians.
+ * trips), so a write whose steps are not all found (a round that carried two writes) is left out of the medians.
  */
 const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_HOPS_WRITES ?? 300);
