@@ -6,6 +6,7 @@ import { newTenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName } from '../test/support/service-process.ts';
 import { brokerAgeLine } from './service-work.ts';
 import { measure, percentile } from './measure.ts';
+import { KAFKA_APIS } from './kafka-apis.ts';
 
 /**
  * One product write at c=1, hop by hop (issue 30): `BENCH_HOPS_WRITES` (default 300, after `BENCH_WARMUP` 300) writes
@@ -19,16 +20,6 @@ const stack = await ensureStack({ log: () => undefined });
 const N = Number(process.env.BENCH_HOPS_WRITES ?? 300);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 
-const KAFKA_APIS: Record<number, string> = {
-  0: 'Produce',
-  1: 'Fetch',
-  3: 'Metadata',
-  12: 'Heartbeat',
-  24: 'AddPartitionsToTxn',
-  25: 'AddOffsetsToTxn',
-  26: 'EndTxn',
-  28: 'TxnOffsetCommit',
-};
 const TRANSACTION = ['AddPartitionsToTxn', 'Produce', 'AddOffsetsToTxn', 'TxnOffsetCommit', 'EndTxn'];
 
 type Noted = { kind: 'kafka' | 'pg' | 'http'; name: string | number; start: number; end: number };

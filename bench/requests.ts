@@ -7,6 +7,7 @@ import { ensureStack } from '../stack/stack.ts';
 import { newTenant } from '../test/support/client.ts';
 import { startServiceProcess, uniqueName } from '../test/support/service-process.ts';
 import { measure } from './measure.ts';
+import { KAFKA_APIS } from './kafka-apis.ts';
 
 /**
  * Where a product write's round trips go (issue 10): POST /products with read-your-writes at c=20 (`BENCH_REQUESTS`,
@@ -38,23 +39,6 @@ function threadsOf(pid: number): Map<string, ThreadUse> {
   return threads;
 }
 
-const KAFKA_APIS: Record<number, string> = {
-  0: 'Produce',
-  1: 'Fetch',
-  2: 'ListOffsets',
-  3: 'Metadata',
-  8: 'OffsetCommit',
-  9: 'OffsetFetch',
-  10: 'FindCoordinator',
-  11: 'JoinGroup',
-  12: 'Heartbeat',
-  14: 'SyncGroup',
-  22: 'InitProducerId',
-  24: 'AddPartitionsToTxn',
-  25: 'AddOffsetsToTxn',
-  26: 'EndTxn',
-  28: 'TxnOffsetCommit',
-};
 const PG_MESSAGES: Record<string, string> = { P: 'Postgres extended query (Parse…Sync)', Q: 'Postgres simple query' };
 
 /** What a traced write carried, from its first bytes: a Kafka request's API key, a Postgres message's type, or HTTP. */
